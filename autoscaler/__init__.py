@@ -1,0 +1,1 @@
+"""The autoscaler: Autoscaler objects drive the /scale subresource with the upstream HPA rules."""

@@ -1,0 +1,1 @@
+"""Small leaf modules that both programs need, each named for its content."""

@@ -1,0 +1,1 @@
+"""A local stand-in for the Kubernetes control plane, for the demo and the end-to-end tests."""

@@ -1,0 +1,1 @@
+"""Test support shared by tests/ and e2e/: real Prometheus, remote write, the sandbox."""
