@@ -17,9 +17,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("autoscaler.simulate_cli", "replay a spec over a metric timeline"),
 }
 
-USAGE = "usage: promscaler-autoscaler {run,decide,simulate} [options]\n\n" + "\n".join(
-    f"  {name:<9} {text}" for name, (_, text) in SUBCOMMANDS.items()
-) + "\n\nRun `promscaler-autoscaler COMMAND --help` for a command's options.\n"
+USAGE = (
+    "usage: promscaler-autoscaler {run,decide,simulate} [options]\n\n"
+    + "\n".join(f"  {name:<9} {text}" for name, (_, text) in SUBCOMMANDS.items())
+    + "\n\nRun `promscaler-autoscaler COMMAND --help` for a command's options.\n"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

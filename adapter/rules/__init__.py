@@ -1,0 +1,1 @@
+"""PromQL rule engine, compatible with prometheus-adapter rule files. Pure: no I/O."""
