@@ -1,0 +1,118 @@
+"""The adapter's own exceptions: every failure a request can meet, with its metav1.Status.
+
+Each edge (Prometheus client, Kubernetes client, rule engine, request parsing) catches what its
+library raises and raises one of these `from` the cause. The server renders `StatusError` as a
+`metav1.Status` in exactly one place (`adapter/server/status.py`); messages are safe to show a
+client (no URLs, tokens or raw backend errors: log those instead).
+"""
+
+from __future__ import annotations
+
+
+class AdapterError(Exception):
+    """Base of every error the adapter raises on purpose."""
+
+
+class StatusError(AdapterError):
+    """An error with the HTTP code, Status reason and client-safe message to answer with."""
+
+    code: int = 500
+    reason: str = "InternalError"
+
+    def __init__(self, message: str, *, code: int | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if reason is not None:
+            self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, reason={self.reason!r}, {self.message!r})"
+
+
+class NotFound(StatusError):
+    """404: the path names nothing this server serves."""
+
+    code = 404
+    reason = "NotFound"
+
+
+class MetricNotFound(NotFound):
+    """404: the metric is unknown for the resource, or a named object has no value."""
+
+    @classmethod
+    def for_resource(cls, metric: str, resource: str) -> MetricNotFound:
+        # wording of custom-metrics-apiserver's provider.NewMetricNotFoundError
+        return cls(f"the server could not find the metric {metric} for {resource}")
+
+    @classmethod
+    def for_object(cls, metric: str, resource: str, name: str) -> MetricNotFound:
+        # wording of provider.NewMetricNotFoundForSelectorError / ...ForError with a name
+        return cls(f"the server could not find the metric {metric} for {resource} {name}")
+
+    @classmethod
+    def external(cls, metric: str) -> MetricNotFound:
+        return cls(f"the server could not find the requested resource (get {metric})")
+
+
+class BadRequest(StatusError):
+    """400: request input (a selector, a path segment) is malformed or unsupported."""
+
+    code = 400
+    reason = "BadRequest"
+
+
+class Unauthorized(StatusError):
+    """401: the request carries no valid credentials."""
+
+    code = 401
+    reason = "Unauthorized"
+
+
+class Forbidden(StatusError):
+    """403: the user is known but not allowed."""
+
+    code = 403
+    reason = "Forbidden"
+
+
+class MethodNotAllowed(StatusError):
+    """405: only GET is served."""
+
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+class ServiceUnavailable(StatusError):
+    """503: a backend the answer needs cannot be reached right now."""
+
+    code = 503
+    reason = "ServiceUnavailable"
+
+
+class PrometheusUnavailable(ServiceUnavailable):
+    """503: Prometheus is down, timing out, or answered with a server error."""
+
+    def __init__(
+        self, message: str = "unable to fetch metrics: the metrics backend is unavailable"
+    ):
+        super().__init__(message)
+
+
+class PrometheusQueryError(StatusError):
+    """500: Prometheus rejected a query a rule produced (a configuration problem, not input)."""
+
+    def __init__(self, message: str = "unable to fetch metrics: the metrics query failed"):
+        super().__init__(message)
+
+
+class KubeUnavailable(ServiceUnavailable):
+    """503: the Kubernetes API cannot be reached and the object cache has never synced."""
+
+    def __init__(self, message: str = "unable to list objects: the Kubernetes API is unavailable"):
+        super().__init__(message)
+
+
+class ConfigError(AdapterError):
+    """A startup problem (bad flag value, unreadable file); the CLI exits non-zero with it."""

@@ -1,0 +1,1 @@
+"""Metrics providers: the seam the server knows (`seams`) and the Prometheus-backed one."""

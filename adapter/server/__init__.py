@@ -1,0 +1,1 @@
+"""The aiohttp app serving the metrics APIs; knows the provider seam only."""
