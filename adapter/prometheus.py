@@ -1,0 +1,355 @@
+"""The only code that talks to Prometheus: an async HTTP API client on one aiohttp session.
+
+Instant queries (`/api/v1/query`) and series look-ups (`/api/v1/series`), GET or POST (POST
+automatically when a GET URL would be too long), a timeout on every call, and the peer's auth
+options (bearer token file re-read on change, CA, client certificate, extra headers, in-cluster
+service account, kubeconfig-format auth file). Every failure leaves as an `adapter.errors`
+exception raised `from` its cause; messages never carry URLs or credentials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import os
+import ssl
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from adapter.errors import ConfigError, PrometheusQueryError, PrometheusUnavailable
+
+log = logging.getLogger(__name__)
+
+# Above this a GET URL risks 414s from Prometheus or proxies in front of it (Go's default
+# header limit is 1 MB, but common proxies stop at 8 KB), so the request goes as a POST form.
+MAX_GET_URL = 8000
+IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+IN_CLUSTER_CA = Path("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One element of an instant vector: labels, sample time (unix seconds) and value."""
+
+    labels: Mapping[str, str]
+    timestamp: float
+    value: Decimal  # exact decimal of Prometheus' string; may be NaN or ±Infinity
+
+
+@dataclass(frozen=True)
+class PrometheusOptions:
+    """How to reach Prometheus; mirrors the peer's --prometheus-* flags."""
+
+    url: str  # base URL, e.g. https://prometheus.monitoring.svc:9090
+    verb: str = "GET"  # GET or POST (--prometheus-verb)
+    timeout: float = 5.0  # seconds per call (--prometheus-timeout); the peer has none
+    token_file: str | None = None  # bearer token, re-read when the file changes
+    ca_file: str | None = None  # PEM CA bundle to verify Prometheus' certificate
+    client_cert_file: str | None = None  # client certificate (mTLS)
+    client_key_file: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)  # --prometheus-header k=v
+    in_cluster: bool = False  # service account token + CA (--prometheus-auth-incluster)
+    auth_config: str | None = None  # kubeconfig-format file (--prometheus-auth-config)
+    insecure_skip_verify: bool = False  # only from an auth config that asks for it
+
+
+class _TokenSource:
+    """A bearer token from a file, re-read when its mtime or size changes (rotation)."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._stamp: tuple[float, int] | None = None
+        self._token = ""
+
+    def get(self) -> str:
+        try:
+            st = os.stat(self._path)
+        except OSError as err:
+            raise PrometheusUnavailable() from err
+        stamp = (st.st_mtime, st.st_size)
+        if stamp != self._stamp:
+            self._token = Path(self._path).read_text().strip()
+            self._stamp = stamp
+        return self._token
+
+
+@dataclass
+class _Auth:
+    """Resolved credentials: static headers, an optional token source, the TLS context."""
+
+    headers: dict[str, str]
+    token: _TokenSource | None
+    ssl_context: ssl.SSLContext | bool
+
+
+class PrometheusMetrics:
+    """Self-metrics of the client, registered on the adapter's own registry."""
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        kw: dict[str, Any] = {"registry": registry}
+        self.latency = Histogram(
+            "promscaler_adapter_prometheus_request_duration_seconds",
+            "Latency of Prometheus API calls.",
+            ["endpoint"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            **kw,
+        )
+        self.errors = Counter(
+            "promscaler_adapter_prometheus_errors_total",
+            "Failed Prometheus API calls by endpoint and kind (unavailable, timeout, rejected).",
+            ["endpoint", "kind"],
+            **kw,
+        )
+
+
+class PrometheusClient:
+    """Prometheus' HTTP API. Create inside a running event loop; `await close()` when done."""
+
+    def __init__(
+        self, options: PrometheusOptions, *, registry: CollectorRegistry | None = None
+    ) -> None:
+        if options.verb.upper() not in ("GET", "POST"):
+            raise ConfigError(f"--prometheus-verb: must be GET or POST, not {options.verb!r}")
+        self._options = options
+        self._base = options.url.rstrip("/")
+        self._auth = _resolve_auth(options)
+        self._metrics = PrometheusMetrics(registry)
+        connector = aiohttp.TCPConnector(ssl=self._auth.ssl_context, limit=64)
+        self._session = aiohttp.ClientSession(connector=connector, raise_for_status=False)
+        self.calls = 0  # number of HTTP calls made; tests and the benchmark read it
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def query(
+        self, promql: str, *, at: datetime | None = None, time_limit: float | None = None
+    ) -> list[Sample]:
+        """Evaluate an instant query; a scalar result is one sample without labels."""
+        params = [("query", promql)]
+        if at is not None:
+            params.append(("time", f"{at.timestamp():.3f}"))
+        data = await self._call("query", params, time_limit=time_limit)
+        return list(_parse_vector(data))
+
+    async def series(
+        self,
+        matchers: Sequence[str],
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        time_limit: float | None = None,
+    ) -> list[dict[str, str]]:
+        """Label sets of the series matching any of `matchers` within [start, end]."""
+        params = [("match[]", m) for m in matchers]
+        if start is not None:
+            params.append(("start", f"{start.timestamp():.3f}"))
+        if end is not None:
+            params.append(("end", f"{end.timestamp():.3f}"))
+        data = await self._call("series", params, time_limit=time_limit)
+        if not isinstance(data, list):
+            raise PrometheusQueryError("unexpected series response from the metrics backend")
+        return data
+
+    async def _call(
+        self, endpoint: str, params: list[tuple[str, str]], *, time_limit: float | None
+    ) -> Any:
+        url = f"{self._base}/api/v1/{endpoint}"
+        limit = self._options.timeout if time_limit is None else time_limit
+        started = time.perf_counter()
+        self.calls += 1
+        try:
+            async with asyncio.timeout(limit):
+                body, status = await self._send(url, params)
+        except TimeoutError as err:
+            self._metrics.errors.labels(endpoint, "timeout").inc()
+            log.warning("prometheus %s timed out after %.3gs", endpoint, limit)
+            raise PrometheusUnavailable(
+                "unable to fetch metrics: the metrics backend timed out"
+            ) from err
+        except (aiohttp.ClientError, OSError) as err:
+            self._metrics.errors.labels(endpoint, "unavailable").inc()
+            log.warning("prometheus %s failed: %s", endpoint, type(err).__name__)
+            raise PrometheusUnavailable() from err
+        finally:
+            self._metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+        return self._decode(endpoint, status, body)
+
+    async def _send(self, url: str, params: list[tuple[str, str]]) -> tuple[bytes, int]:
+        headers = dict(self._auth.headers)
+        if self._auth.token is not None:
+            headers["Authorization"] = f"Bearer {self._auth.token.get()}"
+        post = self._options.verb.upper() == "POST" or _url_length(url, params) > MAX_GET_URL
+        if post:
+            request = self._session.post(url, data=params, headers=headers)
+        else:
+            request = self._session.get(url, params=params, headers=headers)
+        async with request as resp:
+            return await resp.read(), resp.status
+
+    def _decode(self, endpoint: str, status: int, body: bytes) -> Any:
+        try:
+            doc = json.loads(body)
+        except ValueError as err:
+            self._metrics.errors.labels(endpoint, "unavailable").inc()
+            log.warning("prometheus %s answered HTTP %d with a non-JSON body", endpoint, status)
+            raise PrometheusUnavailable() from err
+        if isinstance(doc, dict) and doc.get("status") == "success":
+            return doc.get("data")
+        detail = doc.get("error", "") if isinstance(doc, dict) else ""
+        kind = doc.get("errorType", "") if isinstance(doc, dict) else ""
+        log.warning("prometheus %s answered HTTP %d %s: %s", endpoint, status, kind, detail)
+        # 4xx (bad_data, execution) is our query's fault: a rule problem, not an outage
+        if 400 <= status < 500 and status not in (408, 429):
+            self._metrics.errors.labels(endpoint, "rejected").inc()
+            raise PrometheusQueryError()
+        self._metrics.errors.labels(endpoint, "unavailable").inc()
+        raise PrometheusUnavailable()
+
+
+def _url_length(url: str, params: list[tuple[str, str]]) -> int:
+    # an upper bound on the percent-encoded length: every byte may become %XX
+    return len(url) + 1 + sum(len(k) + 1 + 3 * len(v.encode()) + 1 for k, v in params)
+
+
+def _parse_vector(data: Any) -> Iterator[Sample]:
+    if not isinstance(data, dict):
+        raise PrometheusQueryError("unexpected query response from the metrics backend")
+    kind: Any = data.get("resultType")
+    result: Any = data.get("result")
+    try:
+        if kind == "vector":
+            for item in result:
+                ts, value = item["value"]
+                yield Sample(item.get("metric") or {}, float(ts), Decimal(value))
+        elif kind == "scalar":
+            ts, value = result
+            yield Sample({}, float(ts), Decimal(value))
+        else:
+            raise PrometheusQueryError(
+                f"the metrics query returned a {kind}, not an instant vector"
+            )
+    except (TypeError, KeyError, ValueError, InvalidOperation) as err:
+        raise PrometheusQueryError("unexpected query response from the metrics backend") from err
+
+
+# ---- authentication -----------------------------------------------------------------------
+
+
+def _resolve_auth(options: PrometheusOptions) -> _Auth:
+    headers = dict(options.headers)
+    token_file = options.token_file
+    ca_file, cert, key = options.ca_file, options.client_cert_file, options.client_key_file
+    insecure = options.insecure_skip_verify
+    basic: tuple[str, str] | None = None
+    if options.in_cluster:
+        token_file = token_file or str(IN_CLUSTER_TOKEN)
+        ca_file = ca_file or str(IN_CLUSTER_CA)
+    if options.auth_config:
+        kc = _KubeconfigAuth.load(options.auth_config)
+        token_file = token_file or kc.token_file
+        ca_file, cert, key = ca_file or kc.ca_file, cert or kc.cert_file, key or kc.key_file
+        insecure = insecure or kc.insecure
+        basic = kc.basic
+        if kc.token and not token_file:
+            headers.setdefault("Authorization", f"Bearer {kc.token}")
+    if basic is not None:
+        raw = f"{basic[0]}:{basic[1]}".encode()
+        headers.setdefault("Authorization", "Basic " + base64.b64encode(raw).decode())
+    if (cert is None) != (key is None):
+        raise ConfigError(
+            "--prometheus-client-tls-cert-file and --prometheus-client-tls-key-file go together"
+        )
+    context: ssl.SSLContext | bool = True
+    if options.url.startswith("https") or ca_file or cert:
+        context = _ssl_context(ca_file=ca_file, cert=cert, key=key, insecure=insecure)
+    return _Auth(headers, _TokenSource(token_file) if token_file else None, context)
+
+
+def _ssl_context(
+    *, ca_file: str | None, cert: str | None, key: str | None, insecure: bool
+) -> ssl.SSLContext:
+    try:
+        ctx = ssl.create_default_context(cafile=ca_file)
+        if insecure:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if cert and key:
+            ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as err:
+        raise ConfigError(f"prometheus TLS settings: {err}") from err
+    return ctx
+
+
+@dataclass(frozen=True)
+class _KubeconfigAuth:
+    """The credentials a kubeconfig's current context gives (the peer's --prometheus-auth-config
+    is read with client-go's BuildConfigFromFlags; only its auth is used, never its server)."""
+
+    token: str | None = None
+    token_file: str | None = None
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    insecure: bool = False
+    basic: tuple[str, str] | None = None
+
+    @classmethod
+    def load(cls, path: str) -> _KubeconfigAuth:
+        try:
+            doc = yaml.safe_load(Path(path).read_text()) or {}
+            return cls._from_doc(doc, base=Path(path).parent)
+        except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
+            raise ConfigError(f"--prometheus-auth-config {path}: cannot read it: {err}") from err
+
+    @classmethod
+    def _from_doc(cls, doc: dict[str, Any], *, base: Path) -> _KubeconfigAuth:
+        contexts = {c["name"]: c.get("context", {}) for c in doc.get("contexts") or []}
+        name = doc.get("current-context") or next(iter(contexts), None)
+        ctx = contexts.get(name, {}) if name else {}
+        cluster = _named(doc.get("clusters"), ctx.get("cluster"), "cluster")
+        user = _named(doc.get("users"), ctx.get("user"), "user")
+
+        def path_or_data(path_key: str, data_key: str, src: dict[str, Any]) -> str | None:
+            if src.get(path_key):
+                return str(base / src[path_key])
+            if src.get(data_key):
+                return _spill(base64.b64decode(src[data_key]))
+            return None
+
+        basic = (user["username"], user.get("password", "")) if user.get("username") else None
+        return cls(
+            token=user.get("token"),
+            token_file=str(base / user["tokenFile"]) if user.get("tokenFile") else None,
+            ca_file=path_or_data("certificate-authority", "certificate-authority-data", cluster),
+            cert_file=path_or_data("client-certificate", "client-certificate-data", user),
+            key_file=path_or_data("client-key", "client-key-data", user),
+            insecure=bool(cluster.get("insecure-skip-tls-verify")),
+            basic=basic,
+        )
+
+
+def _named(items: Any, name: str | None, key: str) -> dict[str, Any]:
+    entries = {i["name"]: i.get(key, {}) for i in items or []}
+    if name in entries:
+        return dict(entries[name])
+    return dict(next(iter(entries.values()), {}))
+
+
+def _spill(data: bytes) -> str:
+    # ssl only loads certificates from files; inline kubeconfig data goes to a private temp file
+    fd, name = tempfile.mkstemp(prefix="promscaler-", suffix=".pem")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return name
