@@ -53,7 +53,7 @@ class MetricNotFound(NotFound):
 
     @classmethod
     def external(cls, metric: str) -> MetricNotFound:
-        return cls(f"the server could not find the requested resource (get {metric})")
+        return cls(f"the server could not find the external metric {metric}")
 
 
 class BadRequest(StatusError):

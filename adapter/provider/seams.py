@@ -15,9 +15,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Protocol
 
-from common.selectors import Selector
-
 from adapter.rules.resources import GroupResource, ResourceInfo
+from common.selectors import Selector
 
 
 @dataclass(frozen=True, order=True)
