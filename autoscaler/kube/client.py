@@ -1,0 +1,187 @@
+"""Raw JSON requests and watch streams over kubernetes-asyncio's `ApiClient`.
+
+kubernetes-asyncio has no typed client for the metrics APIs, Scale of arbitrary resources or our
+own CRD, so everything here goes through `ApiClient.call_api` with `_preload_content=False`: the
+library still owns configuration, TLS and auth (kubeconfig or in-cluster), and we own the JSON,
+the timeouts and the mapping of failures to `KubeError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client as kclient
+from kubernetes_asyncio import config as kconfig
+
+__all__ = ["Conflict", "Gone", "KubeClient", "KubeError", "KubeUnavailable", "NotFound", "connect"]
+
+JSON = dict[str, Any]
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class KubeError(Exception):
+    """The API server answered with an error Status, or could not be reached (status 0)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}" if status else message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+
+class NotFound(KubeError):
+    """404: the object, the resource or the metric does not exist."""
+
+
+class Conflict(KubeError):
+    """409: a write lost an optimistic-concurrency race (resourceVersion) or the name exists."""
+
+
+class Gone(KubeError):
+    """410: a watch's resourceVersion is too old; relist."""
+
+
+class KubeUnavailable(KubeError):
+    """The API server could not be reached or did not answer in time."""
+
+
+_BY_STATUS: dict[int, type[KubeError]] = {404: NotFound, 409: Conflict, 410: Gone}
+
+
+def error_from(status: int, body: bytes) -> KubeError:
+    """Map an error response (a metav1.Status, or anything else) to a `KubeError`."""
+    reason, message = "", body.decode("utf-8", "replace")[:500]
+    try:
+        doc = json.loads(body)
+        if isinstance(doc, dict):
+            reason = str(doc.get("reason", ""))
+            message = str(doc.get("message", message))
+    except ValueError:
+        pass  # not JSON (a proxy's HTML page, say): keep the raw text
+    return _BY_STATUS.get(status, KubeError)(status, reason or f"HTTP{status}", message)
+
+
+def _unavailable(what: str, e: BaseException) -> KubeUnavailable:
+    return KubeUnavailable(0, "Unavailable", f"{what}: {e or type(e).__name__}")
+
+
+class KubeClient:
+    """JSON in, JSON out; every failure is a `KubeError`.
+
+    `timeout` (seconds) bounds each non-watch request so one hung call never stalls a worker.
+    """
+
+    def __init__(self, api: Any, *, timeout: float = 10.0) -> None:
+        self._api = api
+        self.timeout = timeout
+
+    async def close(self) -> None:
+        await self._api.close()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Sequence[tuple[str, str]] = (),
+        body: Any = None,
+        content_type: str = "application/json",
+        request_timeout: float | None = None,
+    ) -> JSON:
+        resp = await self._send(
+            method, path, query, body, content_type, request_timeout or self.timeout
+        )
+        try:
+            data = await resp.read()
+        except (aiohttp.ClientError, TimeoutError) as e:
+            raise KubeUnavailable(
+                0, "Unavailable", f"{method} {path}: {e or type(e).__name__}"
+            ) from e
+        finally:
+            resp.release()
+        if not 200 <= resp.status < 300:
+            raise error_from(resp.status, data)
+        if not data:
+            return {}
+        try:
+            doc = json.loads(data)
+        except ValueError as e:
+            raise KubeError(resp.status, "BadResponse", f"{path}: not JSON") from e
+        return doc if isinstance(doc, dict) else {"value": doc}
+
+    async def watch(
+        self, path: str, *, query: Sequence[tuple[str, str]] = (), timeout_seconds: int = 300
+    ) -> AsyncIterator[JSON]:
+        """Yield watch events ({"type", "object"}) until the server ends the stream."""
+        params = [*query, ("watch", "true"), ("timeoutSeconds", str(timeout_seconds))]
+        params.append(("allowWatchBookmarks", "true"))
+        resp = await self._send("GET", path, params, None, "application/json", None)
+        try:
+            if not 200 <= resp.status < 300:
+                raise error_from(resp.status, await resp.read())
+            buf = b""
+            async for chunk in resp.content.iter_any():
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield json.loads(line)
+        except (aiohttp.ClientError, TimeoutError) as e:
+            raise _unavailable(f"watch {path}", e) from e
+        finally:
+            resp.release()
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        body: Any,
+        content_type: str,
+        request_timeout: float | None,
+    ) -> Any:
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        try:
+            return await self._api.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=request_timeout,
+            )
+        except (aiohttp.ClientError, TimeoutError, OSError) as e:
+            raise KubeUnavailable(
+                0, "Unavailable", f"{method} {path}: {e or type(e).__name__}"
+            ) from e
+
+
+async def connect(kubeconfig: str | None, *, request_timeout: float = 10.0) -> KubeClient:
+    """A client from a kubeconfig file, or from the pod's service account when None."""
+    configuration = kclient.Configuration()
+    if kubeconfig:
+        await kconfig.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    else:
+        kconfig.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    configuration.connection_pool_maxsize = 64  # workers share one pool; the default is 4
+    return KubeClient(kclient.ApiClient(configuration), timeout=request_timeout)
+
+
+def dumps(doc: Any) -> str:
+    """Compact JSON, for logs and comparisons."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+
+
+async def sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
+    """Sleep up to `seconds`; True when `stop` was set meanwhile."""
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        return False
+    return True

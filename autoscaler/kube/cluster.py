@@ -1,0 +1,180 @@
+"""`Cluster` over the Kubernetes API: /scale, pods, the three metrics APIs, status, events.
+
+Metrics are read exactly where the upstream HPA controller reads them
+(`pkg/controller/podautoscaler/metrics/client.go`):
+
+- Resource, ContainerResource: `metrics.k8s.io/v1beta1` PodMetrics of the namespace, filtered by
+  the target's pod selector;
+- Pods: `custom.metrics.k8s.io/v1beta2 namespaces/{ns}/pods/*/{metric}` with `labelSelector`
+  (the pod selector) and `metricLabelSelector`;
+- Object: `custom.metrics.k8s.io/v1beta2 namespaces/{ns}/{resource.group}/{name}/{metric}`;
+- External: `external.metrics.k8s.io/v1beta1 namespaces/{ns}/{metric}` with `labelSelector`
+  (the metric's selector).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from autoscaler.cluster import ClusterError, Scale
+from autoscaler.kube.client import MERGE_PATCH, KubeClient, KubeError
+from autoscaler.kube.discovery import Discovery
+from autoscaler.kube.events import EventRecorder
+from autoscaler.kube.informer import Informer
+from common.selectors import SelectorError, parse_selector, selector_from_label_selector
+
+__all__ = ["AUTOSCALERS", "KubeCluster"]
+
+JSON = dict[str, Any]
+AUTOSCALERS = "/apis/promscaler.dev/v1alpha1"
+CUSTOM = "/apis/custom.metrics.k8s.io/v1beta2"
+EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1"
+RESOURCE = "/apis/metrics.k8s.io/v1beta1"
+_EMPTY = {  # upstream's error texts for an empty answer (metrics/client.go)
+    "podMetrics": "no metrics returned from resource metrics API",
+    "custom": "no metrics returned from custom metrics API",
+    "external": "no metrics returned from external metrics API",
+}
+
+
+def _seg(text: str) -> str:
+    return quote(text, safe="")
+
+
+class KubeCluster:
+    """The production `Cluster`. `component` names the events' source."""
+
+    def __init__(self, kube: KubeClient, *, component: str = "promscaler-autoscaler") -> None:
+        self._kube = kube
+        self.discovery = Discovery(kube)
+        self.events = EventRecorder(kube, component=component)
+        self._pods: dict[str, Informer] = {}
+
+    async def close(self) -> None:
+        await asyncio.gather(*(i.stop() for i in self._pods.values()))
+        self._pods.clear()
+
+    async def get_scale(self, namespace: str, ref: Mapping[str, Any]) -> Scale:
+        api_version, kind = str(ref.get("apiVersion") or "v1"), str(ref.get("kind", ""))
+        try:
+            found = await self.discovery.find(api_version, kind)
+        except KubeError as e:
+            raise ClusterError("FailedDiscovery", f"discovery of {api_version}: {e}") from e
+        if found is None:
+            raise ClusterError("UnknownKind", f"no resource of kind {kind!r} in {api_version!r}")
+        if not found.has_scale:
+            raise ClusterError("NoScale", f"{found.plural} ({kind}) has no /scale subresource")
+        name = _seg(str(ref.get("name", "")))
+        path = f"{found.api_path}/namespaces/{_seg(namespace)}/{found.plural}/{name}/scale"
+        try:
+            return Scale(path=path, raw=await self._kube.request("GET", path))
+        except KubeError as e:
+            raise ClusterError(
+                e.reason or "Error", f"get {kind}/{ref.get('name')} scale: {e}"
+            ) from e
+
+    async def update_scale(self, scale: Scale, replicas: int) -> None:
+        body = {**scale.raw, "spec": {**scale.raw.get("spec", {}), "replicas": replicas}}
+        try:
+            await self._kube.request("PUT", scale.path, body=body)  # carries resourceVersion
+        except KubeError as e:
+            raise ClusterError(e.reason or "Error", f"update scale: {e}") from e
+
+    async def list_pods(self, namespace: str, selector: str) -> list[JSON]:
+        try:
+            sel = parse_selector(selector)
+        except SelectorError as e:
+            raise ClusterError("InvalidSelector", str(e)) from e
+        informer = self._pods.get(namespace)
+        if informer is None:
+            informer = Informer(self._kube, f"/api/v1/namespaces/{_seg(namespace)}/pods")
+            self._pods[namespace] = informer
+            informer.start()
+        try:
+            await asyncio.wait_for(informer.synced.wait(), timeout=self._kube.timeout)
+        except TimeoutError as e:
+            raise ClusterError("PodsUnavailable", f"pods of {namespace} not listed yet") from e
+        pods = informer.objects.values()
+        return [p for p in pods if sel.matches(p.get("metadata", {}).get("labels") or {})]
+
+    async def fetch_metric(
+        self, namespace: str, metric: Mapping[str, Any], *, pod_selector: str
+    ) -> JSON:
+        try:
+            return await self._fetch(namespace, metric, pod_selector)
+        except (KubeError, ClusterError, SelectorError) as e:
+            return {"error": str(e)}
+
+    async def _fetch(self, ns: str, metric: Mapping[str, Any], pod_selector: str) -> JSON:
+        kind = str(metric.get("type", ""))
+        if kind in ("Resource", "ContainerResource"):
+            path = f"{RESOURCE}/namespaces/{_seg(ns)}/pods"
+            doc = await self._kube.request("GET", path, query=[("labelSelector", pod_selector)])
+            return _nonempty("podMetrics", doc.get("items"), _EMPTY["podMetrics"])
+        if kind == "Pods":
+            source = metric.get("pods") or {}
+            name, query = _metric_query(source.get("metric") or {}, "metricLabelSelector")
+            path = f"{CUSTOM}/namespaces/{_seg(ns)}/pods/*/{_seg(name)}"
+            query.insert(0, ("labelSelector", pod_selector))
+            doc = await self._kube.request("GET", path, query=query)
+            return _nonempty("items", doc.get("items"), _EMPTY["custom"])
+        if kind == "Object":
+            return await self._fetch_object(ns, metric.get("object") or {})
+        if kind == "External":
+            source = metric.get("external") or {}
+            name, query = _metric_query(source.get("metric") or {}, "labelSelector")
+            path = f"{EXTERNAL}/namespaces/{_seg(ns)}/{_seg(name)}"
+            doc = await self._kube.request("GET", path, query=query)
+            return _nonempty("items", doc.get("items"), _EMPTY["external"])
+        return {"error": f"unknown metric source type {kind!r}"}
+
+    async def _fetch_object(self, ns: str, source: Mapping[str, Any]) -> JSON:
+        described = source.get("describedObject") or {}
+        api_version, kind = str(described.get("apiVersion") or "v1"), str(described.get("kind", ""))
+        found = await self.discovery.find(api_version, kind)
+        if found is None:
+            return {"error": f"no resource of kind {kind!r} in {api_version!r}"}
+        group = api_version.rpartition("/")[0]
+        resource = (
+            f"{found.plural}.{group}" if group else found.plural
+        )  # client-go's qualified name
+        name, query = _metric_query(source.get("metric") or {}, "metricLabelSelector")
+        obj = _seg(str(described.get("name", "")))
+        if kind == "Namespace" and not group:  # root-scoped metrics of a namespace
+            path = f"{CUSTOM}/namespaces/{obj}/metrics/{_seg(name)}"
+        else:
+            path = f"{CUSTOM}/namespaces/{_seg(ns)}/{_seg(resource)}/{obj}/{_seg(name)}"
+        doc = await self._kube.request("GET", path, query=query)
+        if "items" in doc:  # a MetricValueList
+            return _nonempty("items", doc.get("items"), _EMPTY["custom"])
+        return {"items": [doc]}  # a single MetricValue
+
+    async def patch_status(self, namespace: str, name: str, status: JSON) -> JSON:
+        path = f"{AUTOSCALERS}/namespaces/{_seg(namespace)}/autoscalers/{_seg(name)}/status"
+        try:
+            return await self._kube.request(
+                "PATCH", path, body={"status": status}, content_type=MERGE_PATCH
+            )
+        except KubeError as e:
+            raise ClusterError(e.reason or "Error", f"update status: {e}") from e
+
+    async def record_event(
+        self, obj: Mapping[str, Any], *, type_: str, reason: str, message: str
+    ) -> None:
+        await self.events.record(obj, type_=type_, reason=reason, message=message)
+
+
+def _metric_query(identifier: Mapping[str, Any], param: str) -> tuple[str, list[tuple[str, str]]]:
+    """The metric name and its selector as a query parameter (omitted when empty, as upstream)."""
+    selector = selector_from_label_selector(identifier.get("selector"))
+    query = [] if selector.empty else [(param, str(selector))]
+    return str(identifier.get("name", "")), query
+
+
+def _nonempty(key: str, items: Any, empty_error: str) -> JSON:
+    if not items:
+        return {"error": empty_error}
+    return {key: list(items)}
