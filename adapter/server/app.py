@@ -1,0 +1,147 @@
+"""The aiohttp application: routes, the one middleware (request id, auth, Status errors,
+metrics, request log), health endpoints and self-metrics."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from adapter.errors import MethodNotAllowed, NotFound, StatusError
+from adapter.provider.seams import MetricsProvider
+from adapter.server import routes
+from adapter.server.auth_seam import ALLOW_ALL, RequestGuard, UserInfo
+from adapter.server.status import status_response
+
+log = logging.getLogger("adapter.server")
+access_log = logging.getLogger("adapter.access")
+
+GUARD: web.AppKey[RequestGuard] = web.AppKey("guard", RequestGuard)
+REGISTRY = web.AppKey("registry", CollectorRegistry)
+USER = "promscaler.user"  # request key: the admitted UserInfo
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
+
+
+class RequestMetrics:
+    """Request self-metrics."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "promscaler_adapter_requests_total",
+            "HTTP requests by route and code.",
+            ["route", "code"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "promscaler_adapter_request_duration_seconds",
+            "HTTP request latency by route.",
+            ["route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=registry,
+        )
+
+
+def _unexpected(request: web.Request, err: Exception) -> StatusError:
+    if isinstance(err, web.HTTPNotFound):
+        return NotFound(routes.NOT_FOUND)
+    if isinstance(err, web.HTTPMethodNotAllowed):
+        return MethodNotAllowed(f"the server does not allow this method on {request.path}")
+    log.exception("unexpected error on %s", request.path)  # a bug: keep the detail in logs
+    return StatusError("an internal error occurred")
+
+
+def _middleware(metrics: RequestMetrics, guard: RequestGuard) -> Middleware:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = time.perf_counter()
+        request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex[:16]
+        user: UserInfo | None = None
+        try:
+            user = await guard.admit(request)
+            request[USER] = user
+            response = await handler(request)
+        except StatusError as err:
+            response = status_response(err)
+        except web.HTTPException as err:
+            if err.status < 400:
+                raise
+            response = status_response(_unexpected(request, err))
+        except Exception as err:
+            response = status_response(_unexpected(request, err))
+        response.headers["X-Request-Id"] = request_id
+        route = request.get(routes.ROUTE, "other")
+        elapsed = time.perf_counter() - started
+        metrics.requests.labels(route, str(response.status)).inc()
+        metrics.latency.labels(route).observe(elapsed)
+        if access_log.isEnabledFor(logging.DEBUG) or response.status >= 500:
+            access_log.log(
+                logging.WARNING if response.status >= 500 else logging.DEBUG,
+                "request",
+                extra={
+                    "request_id": request_id,
+                    "method": request.method,
+                    "path": request.path,  # no query string: selectors may be sensitive
+                    "code": response.status,
+                    "route": route,
+                    "duration_ms": round(elapsed * 1000, 3),
+                    "user": user.name if user else "",
+                },
+            )
+        return response
+
+    return middleware
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    request[routes.ROUTE] = "health"
+    return web.Response(text="ok")
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    request[routes.ROUTE] = "health"
+    if request.app[routes.PROVIDER].ready():
+        return web.Response(text="ok")
+    body = (
+        "[-]discovery failed: the first metric discovery pass has not finished\nreadyz check failed"
+    )
+    return web.Response(status=503, text=body)
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    request[routes.ROUTE] = "metrics"
+    body = generate_latest(request.app[REGISTRY])
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+def build_app(
+    provider: MetricsProvider,
+    *,
+    guard: RequestGuard = ALLOW_ALL,
+    registry: CollectorRegistry | None = None,
+) -> web.Application:
+    """The metrics API server app. `registry` receives the request self-metrics and is what
+    /metrics exposes (pass the one the provider and client registered on)."""
+    registry = registry if registry is not None else CollectorRegistry()
+    metrics = RequestMetrics(registry)
+    app = web.Application(middlewares=[_middleware(metrics, guard)])
+    app[routes.PROVIDER] = provider
+    app[GUARD] = guard
+    app[REGISTRY] = registry
+    get = app.router.add_get
+    get("/apis", routes.handle_apis, allow_head=False)
+    get("/apis/{tail:.*}", routes.handle_apis, allow_head=False)
+    get("/openapi/v2", routes.handle_openapi_v2, allow_head=False)
+    get("/openapi/v3", routes.handle_openapi_v3, allow_head=False)
+    get("/openapi/v3/{tail:.*}", routes.handle_openapi_v3, allow_head=False)
+    get("/version", routes.handle_version, allow_head=False)
+    for path in ("/healthz", "/livez", "/healthz/ping", "/livez/ping"):
+        get(path, _healthz, allow_head=False)
+    get("/readyz", _readyz, allow_head=False)
+    get("/metrics", _metrics, allow_head=False)
+    return app

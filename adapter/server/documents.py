@@ -1,0 +1,263 @@
+"""Wire shapes: metric value lists, discovery documents, OpenAPI and version documents.
+
+Field names and order follow kubernetes/metrics' types (`custom_metrics/v1beta1|v1beta2`,
+`external_metrics/v1beta1`) and apimachinery's discovery types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from adapter.provider.seams import (
+    CustomMetricInfo,
+    ExternalMetricInfo,
+    ExternalMetricValue,
+    MetricValue,
+)
+from common.kubetime import format_time
+from common.selectors import Operator, Selector
+
+CUSTOM_GROUP = "custom.metrics.k8s.io"
+EXTERNAL_GROUP = "external.metrics.k8s.io"
+CUSTOM_VERSIONS = ("v1beta2", "v1beta1")  # preferred first, as custom-metrics-apiserver does
+EXTERNAL_VERSIONS = ("v1beta1",)
+GROUPS = {CUSTOM_GROUP: CUSTOM_VERSIONS, EXTERNAL_GROUP: EXTERNAL_VERSIONS}
+VERSION = "v0.1.0"
+
+_EXPR_OPS = {
+    Operator.IN: "In",
+    Operator.NOT_IN: "NotIn",
+    Operator.NOT_EQUALS: "NotIn",
+    Operator.EXISTS: "Exists",
+    Operator.DOES_NOT_EXIST: "DoesNotExist",
+}
+
+
+def label_selector(selector: Selector | None) -> dict[str, Any] | None:
+    """A Selector as a metav1.LabelSelector (apimachinery's ParseToLabelSelector); None if empty."""
+    if selector is None or selector.empty:
+        return None
+    match_labels: dict[str, str] = {}
+    expressions: list[dict[str, Any]] = []
+    for req in selector.requirements:
+        if req.operator in (Operator.EQUALS, Operator.DOUBLE_EQUALS):
+            match_labels[req.key] = req.values[0]
+        elif req.operator in _EXPR_OPS:
+            expr: dict[str, Any] = {"key": req.key, "operator": _EXPR_OPS[req.operator]}
+            if req.values:
+                expr["values"] = sorted(req.values)
+            expressions.append(expr)
+    out: dict[str, Any] = {}
+    if match_labels:
+        out["matchLabels"] = match_labels
+    if expressions:
+        out["matchExpressions"] = expressions
+    return out
+
+
+def _described(value: MetricValue) -> dict[str, str]:
+    ref = value.described_object
+    out = {"kind": ref.kind}
+    if ref.namespace:
+        out["namespace"] = ref.namespace
+    out["name"] = ref.name
+    out["apiVersion"] = ref.api_version
+    return out
+
+
+def custom_item(value: MetricValue, version: str) -> dict[str, Any]:
+    selector = label_selector(value.metric_selector)
+    if version == "v1beta1":
+        item: dict[str, Any] = {
+            "describedObject": _described(value),
+            "metricName": value.metric,
+            "timestamp": format_time(value.timestamp),
+        }
+        if value.window_seconds is not None:
+            item["window"] = value.window_seconds
+        item["value"] = value.value
+        item["selector"] = selector
+        return item
+    item = {
+        "describedObject": _described(value),
+        "metric": {"name": value.metric, "selector": selector},
+        "timestamp": format_time(value.timestamp),
+    }
+    if value.window_seconds is not None:
+        item["windowSeconds"] = value.window_seconds
+    item["value"] = value.value
+    return item
+
+
+def metric_value_list(values: Iterable[MetricValue], version: str) -> dict[str, Any]:
+    return {
+        "kind": "MetricValueList",
+        "apiVersion": f"{CUSTOM_GROUP}/{version}",
+        "metadata": {},
+        "items": [custom_item(v, version) for v in values],
+    }
+
+
+def external_value_list(values: Iterable[ExternalMetricValue]) -> dict[str, Any]:
+    items = []
+    for v in values:
+        item: dict[str, Any] = {
+            "metricName": v.metric,
+            "metricLabels": dict(v.labels),
+            "timestamp": format_time(v.timestamp),
+        }
+        if v.window_seconds is not None:
+            item["window"] = v.window_seconds
+        item["value"] = v.value
+        items.append(item)
+    return {
+        "kind": "ExternalMetricValueList",
+        "apiVersion": f"{EXTERNAL_GROUP}/v1beta1",
+        "metadata": {},
+        "items": items,
+    }
+
+
+def custom_resource_list(metrics: Sequence[CustomMetricInfo], version: str) -> dict[str, Any]:
+    resources = [
+        {
+            "name": info.api_name,
+            "singularName": "",
+            "namespaced": info.namespaced,
+            "kind": "MetricValueList",
+            "verbs": ["get"],
+        }
+        for info in sorted(set(metrics), key=lambda i: i.api_name)
+    ]
+    return _resource_list(f"{CUSTOM_GROUP}/{version}", resources)
+
+
+def external_resource_list(metrics: Sequence[ExternalMetricInfo]) -> dict[str, Any]:
+    resources = [
+        {
+            "name": name,
+            "singularName": "",
+            "namespaced": True,
+            "kind": "ExternalMetricValueList",
+            "verbs": ["get"],
+        }
+        for name in sorted({m.metric for m in metrics})
+    ]
+    return _resource_list(f"{EXTERNAL_GROUP}/v1beta1", resources)
+
+
+def _resource_list(group_version: str, resources: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    }
+
+
+def api_group(name: str) -> dict[str, Any]:
+    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": name,
+        "versions": versions,
+        "preferredVersion": versions[0],
+    }
+
+
+def api_group_list() -> dict[str, Any]:
+    groups = []
+    for name in GROUPS:
+        group = api_group(name)
+        del group["kind"], group["apiVersion"]
+        groups.append(group)
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def version_info() -> dict[str, str]:
+    major, minor = VERSION.lstrip("v").split(".")[:2]
+    return {
+        "major": major,
+        "minor": minor,
+        "gitVersion": VERSION,
+        "gitCommit": "",
+        "gitTreeState": "",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "cpython",
+        "platform": f"{platform.system().lower()}/{platform.machine()}",
+    }
+
+
+# ---- OpenAPI --------------------------------------------------------------------------------
+
+
+def _openapi_paths(group: str, version: str) -> dict[str, Any]:
+    base = f"/apis/{group}/{version}"
+    kind = "ExternalMetricValueList" if group == EXTERNAL_GROUP else "MetricValueList"
+    ok = {"description": "OK"}
+    paths: dict[str, Any] = {
+        f"{base}/": {
+            "get": {
+                "operationId": f"getResources{_camel(group, version)}",
+                "responses": {"200": ok},
+            }
+        },
+    }
+    if group == EXTERNAL_GROUP:
+        route = f"{base}/namespaces/{{namespace}}/{{metric}}"
+    else:
+        route = f"{base}/namespaces/{{namespace}}/{{resource}}/{{name}}/{{metric}}"
+    paths[route] = {
+        "get": {
+            "operationId": f"get{kind}{_camel(group, version)}",
+            "responses": {"200": ok},
+        }
+    }
+    return paths
+
+
+def _camel(group: str, version: str) -> str:
+    head = group.split(".")[0].capitalize()
+    return f"{head}Metrics{version.capitalize()}"
+
+
+def openapi_v2() -> dict[str, Any]:
+    """A minimal Swagger 2.0 document the aggregator can merge (paths only, no schemas)."""
+    paths: dict[str, Any] = {}
+    for group, versions in GROUPS.items():
+        for version in versions:
+            paths.update(_openapi_paths(group, version))
+    return {
+        "swagger": "2.0",
+        "info": {"title": "promscaler-adapter", "version": VERSION},
+        "paths": paths,
+        "definitions": {},
+    }
+
+
+def openapi_v3_document(group: str, version: str) -> dict[str, Any]:
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "promscaler-adapter", "version": VERSION},
+        "paths": _openapi_paths(group, version),
+        "components": {"schemas": {}},
+    }
+
+
+def openapi_v3_index() -> dict[str, Any]:
+    """The /openapi/v3 discovery: one entry per group-version with a content hash."""
+    paths = {}
+    for group, versions in GROUPS.items():
+        for version in versions:
+            doc = json.dumps(openapi_v3_document(group, version), sort_keys=True).encode()
+            digest = hashlib.sha512(doc).hexdigest()[:32].upper()
+            paths[f"apis/{group}/{version}"] = {
+                "serverRelativeURL": f"/openapi/v3/apis/{group}/{version}?hash={digest}"
+            }
+    return {"paths": paths}

@@ -1,0 +1,146 @@
+"""Request handlers: parse a metrics API path, ask the provider, render the answer.
+
+Paths are parsed here rather than by aiohttp's router so every shape of custom-metrics-apiserver
+(group-qualified and singular resources, `namespaces/{ns}/metrics/{m}`, cluster-scoped objects)
+and every 404 is decided in one readable place.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from adapter.errors import BadRequest, MetricNotFound, NotFound
+from adapter.provider.seams import MetricsProvider
+from adapter.server import documents as docs
+from common.selectors import EVERYTHING, Operator, Selector, SelectorError, parse_selector
+
+PROVIDER: web.AppKey[MetricsProvider] = web.AppKey("provider", MetricsProvider)
+ROUTE = "promscaler.route"  # request key: the route name used in metrics and logs
+NOT_FOUND = "the server could not find the requested resource"
+
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        status=status, text=json.dumps(body, separators=(",", ":")), content_type="application/json"
+    )
+
+
+def _selector(request: web.Request, param: str, *, on_metric: bool) -> Selector:
+    text = request.query.get(param, "")
+    if not text:
+        return EVERYTHING
+    try:
+        selector = parse_selector(text)
+    except SelectorError as err:
+        raise BadRequest(f"{param}: {err}") from err
+    if on_metric:
+        for req in selector.requirements:
+            # PromQL label matchers have no numeric comparison (upstream rejects gt/lt too)
+            if req.operator in (Operator.GT, Operator.LT):
+                raise BadRequest(
+                    f"{param}: operator {req.operator.value!r} on {req.key!r} is not supported"
+                )
+    return selector
+
+
+async def handle_apis(request: web.Request) -> web.Response:
+    """Everything under /apis: group list, groups, resource lists and metric values."""
+    parts = request.match_info.get("tail", "").split("/")
+    if parts == [""]:
+        parts = []
+    if parts and parts[-1] == "":
+        parts.pop()  # a trailing slash names the same document
+    if not parts:
+        request[ROUTE] = "discovery"
+        return json_response(docs.api_group_list())
+    group, rest = parts[0], parts[1:]
+    if group not in docs.GROUPS:
+        raise NotFound(NOT_FOUND)
+    if not rest:
+        request[ROUTE] = "discovery"
+        return json_response(docs.api_group(group))
+    version, segments = rest[0], rest[1:]
+    if version not in docs.GROUPS[group]:
+        raise NotFound(NOT_FOUND)
+    provider = request.app[PROVIDER]
+    if group == docs.EXTERNAL_GROUP:
+        return await _external(request, provider, segments)
+    return await _custom(request, provider, version, segments)
+
+
+async def _external(
+    request: web.Request, provider: MetricsProvider, segments: list[str]
+) -> web.Response:
+    if not segments:
+        request[ROUTE] = "discovery"
+        return json_response(docs.external_resource_list(provider.list_external_metrics()))
+    if len(segments) != 3 or segments[0] != "namespaces" or not all(segments):
+        raise NotFound(NOT_FOUND)
+    request[ROUTE] = "external"
+    selector = _selector(request, "labelSelector", on_metric=True)
+    values = await provider.external_metric(segments[2], namespace=segments[1], selector=selector)
+    return json_response(docs.external_value_list(values))
+
+
+async def _custom(
+    request: web.Request, provider: MetricsProvider, version: str, segments: list[str]
+) -> web.Response:
+    if not segments:
+        request[ROUTE] = "discovery"
+        return json_response(docs.custom_resource_list(provider.list_custom_metrics(), version))
+    if not all(segments):
+        raise NotFound(NOT_FOUND)
+    namespace: str | None
+    if len(segments) == 4 and segments[0] == "namespaces" and segments[2] == "metrics":
+        resource_name, namespace, name, metric = "namespaces", None, segments[1], segments[3]
+    elif len(segments) == 5 and segments[0] == "namespaces":
+        namespace, resource_name, name, metric = segments[1], segments[2], segments[3], segments[4]
+    elif len(segments) == 3:
+        namespace, resource_name, name, metric = None, segments[0], segments[1], segments[2]
+    else:
+        raise NotFound(NOT_FOUND)
+    resource = provider.resolve_resource(resource_name)
+    if resource is None or resource.namespaced != (namespace is not None):
+        # an unknown resource, or a namespaced one asked without a namespace (and vice versa)
+        raise MetricNotFound.for_resource(metric, resource_name)
+    metric_selector = _selector(request, "metricLabelSelector", on_metric=True)
+    if name == "*":
+        request[ROUTE] = "custom_selector"
+        selector = _selector(request, "labelSelector", on_metric=False)
+        values = await provider.custom_metric_by_selector(
+            resource,
+            metric,
+            namespace=namespace,
+            selector=selector,
+            metric_selector=metric_selector,
+        )
+        return json_response(docs.metric_value_list(values, version))
+    request[ROUTE] = "custom_object"
+    value = await provider.custom_metric_by_name(
+        resource, metric, namespace=namespace, name=name, metric_selector=metric_selector
+    )
+    return json_response(docs.metric_value_list([value], version))
+
+
+async def handle_openapi_v2(request: web.Request) -> web.Response:
+    request[ROUTE] = "openapi"
+    return json_response(docs.openapi_v2())
+
+
+async def handle_openapi_v3(request: web.Request) -> web.Response:
+    request[ROUTE] = "openapi"
+    tail = request.match_info.get("tail", "").strip("/")
+    if not tail:
+        return json_response(docs.openapi_v3_index())
+    parts = tail.split("/")
+    if len(parts) == 3 and parts[0] == "apis" and parts[2] in docs.GROUPS.get(parts[1], ()):
+        return json_response(docs.openapi_v3_document(parts[1], parts[2]))
+    raise NotFound(NOT_FOUND)
+
+
+async def handle_version(request: web.Request) -> web.Response:
+    request[ROUTE] = "version"
+    return json_response(docs.version_info())
