@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -25,7 +26,6 @@ GUARD: web.AppKey[RequestGuard] = web.AppKey("guard", RequestGuard)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
 USER = "promscaler.user"  # request key: the admitted UserInfo
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 
 class RequestMetrics:
