@@ -1,0 +1,437 @@
+"""The only code in the adapter that talks to Kubernetes (kubernetes-asyncio's ApiClient).
+
+- `KubeObjects`: object names by label selector (the provider's `ObjectLister`), from one
+  watch-backed cache per resource actually requested (LIST, then WATCH from its
+  resourceVersion, relist on 410 Gone), keeping only namespace, name and labels; and a
+  `ResourceResolver` over the cluster's discovery, refreshed every minute and, on a miss, at
+  most every 10 s, so a CRD installed after start-up resolves.
+- `KubeAuth`: TokenReview and SubjectAccessReview creation, and following a ConfigMap
+  (`adapter.auth.follow.AuthBackend`).
+
+Every failure to reach the API becomes `adapter.errors.KubeUnavailable`, raised from its cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client as kclient
+from kubernetes_asyncio import config as kconfig
+
+from adapter.auth.authn import TokenReviewResult
+from adapter.auth.authz import AccessDecision
+from adapter.errors import KubeUnavailable
+from adapter.rules.resources import (
+    STATIC_RESOLVER,
+    GroupResource,
+    ResourceInfo,
+    StaticResolver,
+)
+from adapter.server.auth_seam import UserInfo
+from common.selectors import Selector
+
+log = logging.getLogger(__name__)
+
+REQUEST_TIMEOUT = 10.0  # seconds per API call; also k8s.io/apiserver's webhook timeout
+WATCH_TIMEOUT = 300  # seconds a watch lasts before the server closes it and we re-watch
+LIST_PAGE = 500  # objects per LIST page, as client-go's reflector
+SYNC_WAIT = 5.0  # seconds a first request waits for a new cache to sync before a 503
+DISCOVERY_PERIOD = 60.0  # seconds between discovery refreshes
+DISCOVERY_MISS_PERIOD = 10.0  # at most one refresh per this many seconds on unknown names
+_METADATA_ACCEPT = (
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+)
+
+
+class _Gone(Exception):
+    """A watch's resourceVersion is too old (HTTP 410 or an ERROR event with code 410)."""
+
+
+class KubeClient:
+    """One ApiClient from a kubeconfig file (or in-cluster config), created on first use."""
+
+    def __init__(self, kubeconfig: str = "") -> None:
+        self._kubeconfig = kubeconfig
+        self._api: kclient.ApiClient | None = None
+        self._lock = asyncio.Lock()
+
+    async def api(self) -> Any:
+        async with self._lock:
+            if self._api is None:
+                self._api = await self._create()
+            return self._api
+
+    async def _create(self) -> Any:
+        configuration = kclient.Configuration()
+        try:
+            if self._kubeconfig:
+                await kconfig.load_kube_config(
+                    config_file=self._kubeconfig, client_configuration=configuration
+                )
+            else:
+                kconfig.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except (kconfig.ConfigException, OSError, ValueError) as exc:
+            where = self._kubeconfig or "in-cluster configuration"
+            raise KubeUnavailable(f"cannot load Kubernetes client configuration ({where})") from exc
+        return kclient.ApiClient(configuration)
+
+    async def close(self) -> None:
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Mapping[str, Any] | None = None,
+        accept: str = "application/json",
+        request_timeout: float | aiohttp.ClientTimeout = REQUEST_TIMEOUT,
+    ) -> aiohttp.ClientResponse:
+        """A raw response (the caller reads and releases it); errors become KubeUnavailable."""
+        api = await self.api()
+        try:
+            response: aiohttp.ClientResponse = await api.call_api(
+                path,
+                method,
+                query_params=query or [],
+                header_params={"Accept": accept, "Content-Type": "application/json"},
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=request_timeout,
+            )
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise KubeUnavailable() from exc
+        return response
+
+    async def json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """The JSON body of a 2xx answer; 410 raises _Gone, other codes KubeUnavailable."""
+        response = await self.request(method, path, **kwargs)
+        try:
+            data = await response.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise KubeUnavailable() from exc
+        finally:
+            response.release()
+        if response.status == 410:
+            raise _Gone()
+        if not 200 <= response.status < 300:
+            log.warning("Kubernetes API %s %s answered %d", method, path, response.status)
+            raise KubeUnavailable(f"the Kubernetes API answered {response.status}")
+        try:
+            decoded: dict[str, Any] = json.loads(data)
+        except ValueError as exc:
+            raise KubeUnavailable("the Kubernetes API sent malformed JSON") from exc
+        return decoded
+
+
+async def list_and_watch(
+    kube: KubeClient, path: str, *, query: list[tuple[str, str]], accept: str = "application/json"
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """("SYNC", {"items": [...]}) after each full LIST, then ("ADDED"|"MODIFIED"|"DELETED", obj).
+
+    Re-watches from the last resourceVersion when a watch ends, relists on 410 Gone, and backs
+    off (jittered, up to 30 s) while the API is unreachable. Runs until cancelled.
+    """
+    backoff = 0.5
+    while True:
+        try:
+            items, version = await _list_all(kube, path, query=query, accept=accept)
+            yield "SYNC", {"items": items}
+            backoff = 0.5
+            while True:
+                async for kind, obj in _watch(kube, path, query, version, accept):
+                    version = obj.get("metadata", {}).get("resourceVersion", version)
+                    if kind != "BOOKMARK":
+                        yield kind, obj
+        except _Gone:
+            log.info("watch of %s expired (410); relisting", path)
+        except KubeUnavailable as exc:
+            log.warning("cannot list/watch %s: %s (retrying in %.1fs)", path, exc, backoff)
+            await asyncio.sleep(backoff * (0.5 + random.random()))
+            backoff = min(backoff * 2, 30.0)
+
+
+async def _list_all(
+    kube: KubeClient, path: str, *, query: list[tuple[str, str]], accept: str
+) -> tuple[list[dict[str, Any]], str]:
+    items: list[dict[str, Any]] = []
+    token = ""
+    while True:
+        page = [*query, ("limit", str(LIST_PAGE))] + ([("continue", token)] if token else [])
+        body = await kube.json("GET", path, query=page, accept=accept)
+        items.extend(body.get("items") or [])
+        meta = body.get("metadata") or {}
+        token = meta.get("continue") or ""
+        if not token:
+            return items, str(meta.get("resourceVersion", ""))
+
+
+async def _watch(
+    kube: KubeClient, path: str, query: list[tuple[str, str]], version: str, accept: str
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    params = [
+        *query,
+        ("watch", "true"),
+        ("resourceVersion", version),
+        ("allowWatchBookmarks", "true"),
+        ("timeoutSeconds", str(WATCH_TIMEOUT)),
+    ]
+    timeout = aiohttp.ClientTimeout(sock_connect=REQUEST_TIMEOUT, sock_read=WATCH_TIMEOUT + 30)
+    response = await kube.request("GET", path, query=params, accept=accept, request_timeout=timeout)
+    try:
+        if response.status == 410:
+            raise _Gone()
+        if response.status != 200:
+            raise KubeUnavailable(f"the Kubernetes API answered {response.status} to a watch")
+        async for line in response.content:
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            kind, obj = event.get("type", ""), event.get("object") or {}
+            if kind == "ERROR":
+                if obj.get("code") == 410:
+                    raise _Gone()
+                raise KubeUnavailable(f"watch error: {obj.get('message', '')}")
+            yield kind, obj
+    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+        raise KubeUnavailable("the watch connection failed") from exc
+    finally:
+        response.release()
+
+
+def _labels(obj: Mapping[str, Any]) -> tuple[str, str, dict[str, str]]:
+    meta = obj.get("metadata") or {}
+    labels = {sys.intern(k): sys.intern(v) for k, v in (meta.get("labels") or {}).items()}
+    return sys.intern(meta.get("namespace") or ""), meta.get("name") or "", labels
+
+
+class _ObjectCache:
+    """namespace -> name -> labels of one resource, kept current by a list-watch task."""
+
+    def __init__(self, kube: KubeClient, info: ResourceInfo) -> None:
+        self.info = info
+        self._kube = kube
+        self._objects: dict[str, dict[str, dict[str, str]]] = {}
+        self.synced = asyncio.Event()
+        self.task = asyncio.create_task(self._run(), name=f"watch-{info.group_resource}")
+
+    @property
+    def path(self) -> str:
+        # api_version is "v1" for the core group (under /api) and "apps/v1" for others
+        prefix = "/apis" if self.info.group_resource.group else "/api"
+        return f"{prefix}/{self.info.api_version}/{self.info.group_resource.resource}"
+
+    async def _run(self) -> None:
+        async for kind, obj in list_and_watch(
+            self._kube, self.path, query=[], accept=_METADATA_ACCEPT
+        ):
+            if kind == "SYNC":
+                fresh: dict[str, dict[str, dict[str, str]]] = {}
+                for item in obj["items"]:
+                    namespace, name, labels = _labels(item)
+                    fresh.setdefault(namespace, {})[name] = labels
+                self._objects = fresh
+                self.synced.set()
+                continue
+            namespace, name, labels = _labels(obj)
+            if kind == "DELETED":
+                self._objects.get(namespace, {}).pop(name, None)
+            else:
+                self._objects.setdefault(namespace, {})[name] = labels
+
+    def names(self, namespace: str | None, selector: Selector) -> list[str]:
+        spaces = [self._objects.get(namespace, {})] if namespace else self._objects.values()
+        return sorted(
+            name
+            for objects in spaces
+            for name, labels in objects.items()
+            if selector.matches(labels)
+        )
+
+    def size(self) -> int:
+        return sum(len(objects) for objects in self._objects.values())
+
+
+class KubeObjects:
+    """`ObjectLister` and `ResourceResolver` backed by the cluster."""
+
+    def __init__(self, kube: KubeClient, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._kube = kube
+        self._clock = clock
+        self._caches: dict[GroupResource, _ObjectCache] = {}
+        self._resolver: StaticResolver | None = None
+        self._last_discovery = -1e18
+        self._discovery_task: asyncio.Task[None] | None = None
+        self._refreshing: asyncio.Task[None] | None = None
+
+    async def names(
+        self, info: ResourceInfo, *, namespace: str | None, selector: Selector
+    ) -> list[str]:
+        cache = self._caches.get(info.group_resource)
+        if cache is None or cache.task.done():
+            cache = self._caches[info.group_resource] = _ObjectCache(self._kube, info)
+        if not cache.synced.is_set():
+            try:
+                await asyncio.wait_for(asyncio.shield(cache.synced.wait()), SYNC_WAIT)
+            except TimeoutError as exc:
+                raise KubeUnavailable() from exc
+        return cache.names(namespace if info.namespaced else None, selector)
+
+    # --- discovery -----------------------------------------------------------------------
+
+    def resolve(self, name: str, group: str = "") -> ResourceInfo | None:
+        info = self._resolver.resolve(name, group) if self._resolver else None
+        if info is None:
+            now = self._clock()
+            if now - self._last_discovery >= DISCOVERY_MISS_PERIOD and not self._refresh_running():
+                # a CRD installed after the last refresh: look again, answer from the fallback now
+                self._refreshing = asyncio.get_running_loop().create_task(self.refresh_discovery())
+            info = STATIC_RESOLVER.resolve(name, group)
+        return info
+
+    def _refresh_running(self) -> bool:
+        return self._refreshing is not None and not self._refreshing.done()
+
+    async def start(self) -> None:
+        """Read discovery once (errors logged) and refresh it every DISCOVERY_PERIOD."""
+        with contextlib.suppress(KubeUnavailable):
+            await self.refresh_discovery()
+        if self._discovery_task is None:
+            self._discovery_task = asyncio.create_task(self._discovery_loop(), name="discovery")
+
+    async def _discovery_loop(self) -> None:
+        while True:
+            await asyncio.sleep(DISCOVERY_PERIOD)
+            with contextlib.suppress(KubeUnavailable):
+                await self.refresh_discovery()
+
+    async def refresh_discovery(self) -> None:
+        """Re-read the cluster's served resources; KubeUnavailable keeps the previous table."""
+        self._last_discovery = self._clock()
+        try:
+            infos = await discover_resources(self._kube)
+        except KubeUnavailable as exc:
+            log.warning("resource discovery failed: %s", exc)
+            raise
+        self._resolver = StaticResolver(tuple(infos))
+
+    async def close(self) -> None:
+        tasks = [c.task for c in self._caches.values()]
+        tasks += [t for t in (self._discovery_task, self._refreshing) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, KubeUnavailable):
+                await task
+        self._caches.clear()
+
+    def cached_objects(self) -> int:
+        """Objects held across all caches (for self-metrics and memory checks)."""
+        return sum(cache.size() for cache in self._caches.values())
+
+
+async def discover_resources(kube: KubeClient) -> list[ResourceInfo]:
+    """Every served top-level resource in its group's preferred version (core first)."""
+    infos = _resources(await kube.json("GET", "/api/v1"), group="", version="v1")
+    groups = await kube.json("GET", "/apis")
+    for group in groups.get("groups") or []:
+        preferred = (group.get("preferredVersion") or {}).get("version")
+        name = group.get("name", "")
+        if not preferred or not name:
+            continue
+        try:
+            listing = await kube.json("GET", f"/apis/{name}/{preferred}")
+        except KubeUnavailable:
+            # one broken aggregated API (often our own, while starting) must not hide the rest
+            log.info("discovery of %s/%s failed; skipping it", name, preferred)
+            continue
+        infos += _resources(listing, group=name, version=preferred)
+    return infos
+
+
+def _resources(listing: Mapping[str, Any], *, group: str, version: str) -> list[ResourceInfo]:
+    out = []
+    for res in listing.get("resources") or []:
+        plural = res.get("name", "")
+        if not plural or "/" in plural:  # subresources such as pods/status
+            continue
+        kind = res.get("kind", "")
+        out.append(
+            ResourceInfo(
+                group_resource=GroupResource(group, plural),
+                version=version,
+                kind=kind,
+                singular=res.get("singularName") or kind.lower(),
+                namespaced=bool(res.get("namespaced")),
+            )
+        )
+    return out
+
+
+class KubeAuth:
+    """TokenReviews, SubjectAccessReviews and ConfigMap following (the guard's backend)."""
+
+    def __init__(self, *, authentication: KubeClient, authorization: KubeClient) -> None:
+        self._authn = authentication
+        self._authz = authorization
+
+    async def review_token(self, token: str) -> TokenReviewResult:
+        review = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": token},
+        }
+        path = "/apis/authentication.k8s.io/v1/tokenreviews"
+        status = (await self._authn.json("POST", path, body=review)).get("status") or {}
+        if not status.get("authenticated"):
+            return TokenReviewResult(authenticated=False, error=str(status.get("error", "")))
+        user = status.get("user") or {}
+        extra = {k: tuple(v or ()) for k, v in (user.get("extra") or {}).items()}
+        info = UserInfo(
+            name=user.get("username", ""),
+            groups=tuple(user.get("groups") or ()),
+            extra=extra,
+            uid=user.get("uid", ""),
+        )
+        return TokenReviewResult(authenticated=bool(info.name), user=info)
+
+    async def review_access(self, spec: Mapping[str, object]) -> AccessDecision:
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": dict(spec),
+        }
+        path = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+        status = (await self._authz.json("POST", path, body=review)).get("status") or {}
+        allowed = bool(status.get("allowed")) and not status.get("denied")
+        reason = str(status.get("reason") or status.get("evaluationError") or "")
+        return AccessDecision(allowed=allowed, reason=reason)
+
+    async def watch_configmap(
+        self, namespace: str, name: str
+    ) -> AsyncIterator[Mapping[str, str] | None]:
+        path = f"/api/v1/namespaces/{namespace}/configmaps"
+        query = [("fieldSelector", f"metadata.name={name}")]
+        last: Mapping[str, str] | bool | None = False  # False: nothing yielded yet
+        async for kind, obj in list_and_watch(self._authn, path, query=query):
+            if kind == "SYNC":
+                items = obj["items"]
+                data = (items[0].get("data") or {}) if items else None
+            else:
+                data = None if kind == "DELETED" else (obj.get("data") or {})
+            if data != last:
+                last = data
+                yield data
