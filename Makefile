@@ -49,5 +49,8 @@ e2e: install ## end-to-end tests (sandbox by default; PROMSCALER_E2E_KUBECONFIG=
 bench: install ## benchmarks: print numbers, assert nothing
 	@for b in bench/bench_*.py; do echo "== $$b"; PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) $$b || exit 1; done
 
+demo: install ## the whole bundle on the local sandbox with a real Prometheus; ends with out/demo/demo.png
+	$(PY) -m demo $(DEMO_ARGS)
+
 clean: ## remove caches (keeps .venv and .tools)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache build *.egg-info
