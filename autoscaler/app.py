@@ -1,0 +1,112 @@
+"""Wire the controller to a cluster and run it until stopped (what `run` starts)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any, cast
+
+from autoscaler.controller import Controller, ControllerConfig
+from autoscaler.kube import KubeCluster, connect
+from autoscaler.kube.cluster import AUTOSCALERS
+from autoscaler.kube.informer import Informer
+from autoscaler.kube.lease import LeaderElector, LeaseConfig
+from autoscaler.reconcile import ControllerOptions, Reconciler
+from autoscaler.selfmetrics import SelfMetrics, start_health_server
+
+__all__ = ["Informers", "Settings", "serve"]
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Settings:
+    kubeconfig: str | None = None  # None: the pod's service account (in-cluster)
+    namespaces: tuple[str, ...] = ()  # empty: all namespaces
+    controller: ControllerConfig = field(default_factory=ControllerConfig)
+    options: ControllerOptions = field(default_factory=ControllerOptions)
+    leader_elect: bool = False
+    lease: LeaseConfig = field(default_factory=LeaseConfig)
+    metrics_host: str = "0.0.0.0"  # a pod serves its probes on all its interfaces
+    metrics_port: int = 8080  # 0 disables the /metrics, /healthz, /readyz server
+    request_timeout: float = 10.0  # seconds per API request
+
+
+class Informers:
+    """One Autoscaler informer per watched namespace (or one for all); `objects` merges them."""
+
+    def __init__(
+        self, kube: Any, namespaces: tuple[str, ...], on_event: Callable[[str, JSON], None]
+    ):
+        paths = [f"{AUTOSCALERS}/namespaces/{ns}/autoscalers" for ns in namespaces] or [
+            f"{AUTOSCALERS}/autoscalers"
+        ]
+        self.informers = [Informer(kube, p, on_event=on_event) for p in paths]
+
+    @property
+    def objects(self) -> dict[str, JSON]:
+        if len(self.informers) == 1:
+            return self.informers[0].objects
+        merged: dict[str, JSON] = {}
+        for informer in self.informers:
+            merged.update(informer.objects)
+        return merged
+
+    def synced(self) -> bool:
+        return all(i.synced.is_set() for i in self.informers)
+
+
+def _decide() -> Callable[[JSON], JSON]:
+    """The core's `decide_document` (issue 3's JSON contract)."""
+    core = import_module("autoscaler.core")
+    return cast("Callable[[JSON], JSON]", core.decide_document)
+
+
+async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
+    """Run until `stop` is set; then step down (release the lease) and close everything."""
+    kube = await connect(settings.kubeconfig, request_timeout=settings.request_timeout)
+    cluster = KubeCluster(kube)
+    metrics = SelfMetrics()
+    reconciler = Reconciler(cluster, options=settings.options, decide=_decide())
+    holder: list[Controller] = []
+    store = Informers(kube, settings.namespaces, lambda k, o: holder[0].on_event(k, o))
+    controller = Controller(reconciler, store, config=settings.controller, metrics=metrics)
+    holder.append(controller)
+    runner = None
+    if settings.metrics_port:
+        runner = await start_health_server(
+            metrics, host=settings.metrics_host, port=settings.metrics_port, ready=store.synced
+        )
+    for informer in store.informers:
+        informer.start()
+    elector_task = None
+    try:
+        if settings.leader_elect:
+            lease = settings.lease
+            if not lease.identity:
+                lease = LeaseConfig(**{**lease.__dict__, "identity": _identity()})
+            elector = LeaderElector(kube, lease, on_change=controller.set_leading)
+            elector_task = asyncio.create_task(elector.run(stop))
+        else:
+            controller.set_leading(True)
+        await stop.wait()
+    finally:
+        await controller.stop()
+        if elector_task is not None:
+            await elector_task
+        for informer in store.informers:
+            await informer.stop()
+        await cluster.close()
+        if runner is not None:
+            await runner.cleanup()
+        await kube.close()
+
+
+def _identity() -> str:
+    return f"{socket.gethostname()}_{os.getpid()}"

@@ -1,0 +1,168 @@
+"""The controller: watch Autoscalers, reconcile each on a schedule with bounded concurrency.
+
+- Every Autoscaler is reconciled every `sync_period` (jittered), at once when its generation
+  changes, and every `zero_poll_interval` while its target is at zero but may wake (fast 0 -> N).
+- `workers` passes run at a time; each pass has a deadline, so one slow autoscaler holds one
+  worker at most that long and never delays the others beyond it.
+- A failed pass backs off per object (1s doubling up to the sync period), never globally.
+- Only the leader reconciles (with leader election on); losing the lease stops the workers at
+  once, so a follower never writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from autoscaler.queue import WorkQueue
+from autoscaler.reconcile import Outcome, Reconciler
+from autoscaler.selfmetrics import SelfMetrics
+
+__all__ = ["Controller", "ControllerConfig", "key_of"]
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    sync_period: float = 15.0  # seconds between passes per autoscaler; kube-controller-manager's
+    jitter: float = 0.1  # fraction of sync_period added at random, so passes do not bunch up
+    zero_poll_interval: float = 1.0  # seconds between passes while a target sleeps at zero
+    workers: int = 8  # passes at a time
+    pass_timeout: float = 30.0  # seconds one pass may take before it is abandoned
+    min_backoff: float = 1.0  # seconds after a first failure; doubles per failure
+
+
+class Store(Protocol):
+    """Where Autoscalers come from (informers in production): key -> object."""
+
+    @property
+    def objects(self) -> dict[str, JSON]: ...
+
+
+def key_of(obj: JSON) -> str:
+    meta = obj.get("metadata", {})
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+class Controller:
+    def __init__(
+        self,
+        reconciler: Reconciler,
+        store: Store,
+        *,
+        config: ControllerConfig,
+        metrics: SelfMetrics | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._reconciler = reconciler
+        self._store = store
+        self.config = config
+        self.metrics = metrics or SelfMetrics()
+        self._clock = clock
+        self._monotonic = monotonic
+        self.queue = WorkQueue(clock=monotonic)
+        self._generations: dict[str, Any] = {}
+        self._failures: dict[str, int] = {}
+        self._workers: list[asyncio.Task[None]] = []
+        self.leading = False
+        self.passes = 0  # completed passes, for tests and benchmarks
+
+    # ---- events from the store and the elector -------------------------------------------
+    def on_event(self, kind: str, obj: JSON) -> None:
+        """An Autoscaler was added, modified or deleted (informer callback)."""
+        key = key_of(obj)
+        if kind == "DELETED":
+            self.queue.forget(key)
+            self._generations.pop(key, None)
+            self._failures.pop(key, None)
+        else:
+            generation = obj.get("metadata", {}).get("generation")
+            if self._generations.get(key, object()) != generation:
+                self._generations[key] = generation
+                self._failures.pop(key, None)
+                self.queue.add(key)  # new or spec changed: reconcile at once
+        self.metrics.autoscalers.set(len(self._store.objects))
+
+    def set_leading(self, leading: bool) -> None:
+        """Start the workers on gaining leadership, cancel them on losing it."""
+        if leading == self.leading:
+            return
+        self.leading = leading
+        self.metrics.leader.set(1 if leading else 0)
+        if leading:
+            for key in list(self._store.objects):
+                self.queue.add(key)  # a new leader starts with a full round
+            self._workers = [
+                asyncio.create_task(self._work(), name=f"worker-{i}")
+                for i in range(self.config.workers)
+            ]
+        else:
+            for task in self._workers:
+                task.cancel()
+            self._workers = []
+
+    async def stop(self) -> None:
+        workers, self._workers = self._workers, []
+        self.leading = False
+        for task in workers:
+            task.cancel()
+        for task in workers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # ---- the work loop ------------------------------------------------------------------
+    async def _work(self) -> None:
+        while True:
+            key, due = await self.queue.get()
+            delay: float | None = None
+            try:
+                delay = await self._pass(key, due)
+            finally:
+                self.queue.done(key, delay=delay)
+
+    async def _pass(self, key: str, due: float) -> float | None:
+        obj = self._store.objects.get(key)
+        if obj is None:
+            return None  # deleted meanwhile
+        start = self._monotonic()
+        self.metrics.lag.observe(max(0.0, start - due))
+        try:
+            async with asyncio.timeout(self.config.pass_timeout):
+                outcome = await self._reconciler.reconcile(obj, now=self._clock())
+        except TimeoutError:
+            outcome = Outcome(reason="Timeout", error=f"pass took over {self.config.pass_timeout}s")
+        except Exception as e:  # a bug must not kill the worker; log it with the object's name
+            log.exception("reconcile %s failed", key, extra={"autoscaler": key})
+            outcome = Outcome(reason="InternalError", error=str(e))
+        self.metrics.duration.observe(self._monotonic() - start)
+        self.passes += 1
+        return self._account(key, outcome)
+
+    def _account(self, key: str, outcome: Outcome) -> float:
+        """Record the outcome; return when this autoscaler is due next (seconds)."""
+        self.metrics.decisions.labels(outcome.reason).inc()
+        if outcome.rescaled:
+            self.metrics.scale_writes.labels("success").inc()
+        if outcome.reason == "FailedUpdateScale":
+            self.metrics.scale_writes.labels("failure").inc()
+        if outcome.error is not None:
+            self.metrics.errors.labels(outcome.reason).inc()
+            n = self._failures.get(key, 0)
+            self._failures[key] = n + 1
+            extra = {"autoscaler": key, "reason": outcome.reason}
+            log.warning("reconcile %s: %s: %s", key, outcome.reason, outcome.error, extra=extra)
+            return float(min(self.config.min_backoff * 2**n, self.config.sync_period))
+        self._failures.pop(key, None)
+        if outcome.at_zero_awake:
+            return self.config.zero_poll_interval
+        return self.config.sync_period * (1 + random.uniform(0, self.config.jitter))

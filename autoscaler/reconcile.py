@@ -1,0 +1,290 @@
+"""One reconcile pass for one Autoscaler: gather -> decide (core) -> act.
+
+The shape of upstream's `reconcileAutoscaler` (horizontal.go) around a pure core: read the
+target's /scale, its pods and its metrics through the `Cluster` seam, build the decision document
+of issue 3, let `decide_document` decide, then write /scale (only when the core says so), the
+status (only when it changed) and Events as the HPA's recorder does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from autoscaler.cluster import Cluster, ClusterError, Scale
+from autoscaler.statusview import reference, set_condition, targets
+from common.kubetime import format_time
+
+__all__ = ["ControllerOptions", "Outcome", "Reconciler"]
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+Decide = Callable[[JSON], JSON]
+NEEDS_PODS = frozenset({"Resource", "ContainerResource", "Pods"})
+WARNING, NORMAL = "Warning", "Normal"
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    """kube-controller-manager's HPA flags, passed to the core as the document's `controller`."""
+
+    tolerance: float = 0.1  # ratio; --horizontal-pod-autoscaler-tolerance
+    cpu_initialization_period: float = 300.0  # seconds; upstream default 5m
+    initial_readiness_delay: float = 30.0  # seconds; upstream default 30s
+    downscale_stabilization: float = 300.0  # seconds; upstream default 5m
+    scale_to_zero: bool = True  # the HPAScaleToZero behaviour, always on here
+
+    def document(self) -> JSON:
+        return {
+            "tolerance": self.tolerance,
+            "cpuInitializationPeriodSeconds": int(self.cpu_initialization_period),
+            "initialReadinessDelaySeconds": int(self.initial_readiness_delay),
+            "downscaleStabilizationSeconds": int(self.downscale_stabilization),
+            "scaleToZero": self.scale_to_zero,
+        }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a pass did, for scheduling and self-metrics."""
+
+    reason: (
+        str  # decision or failure reason, e.g. SucceededRescale, ReadyForNewScale, FailedGetScale
+    )
+    replicas: int | None = None  # the target's spec.replicas after the pass, when known
+    rescaled: bool = False
+    at_zero_awake: bool = False  # at 0 replicas and allowed to wake: poll it fast
+    error: str | None = None  # set when the pass failed and should back off
+
+
+class Reconciler:
+    """Runs passes. `write=False` (not the leader) reads and decides but never writes."""
+
+    def __init__(self, cluster: Cluster, *, options: ControllerOptions, decide: Decide) -> None:
+        self._cluster = cluster
+        self._options = options
+        self._decide = decide
+
+    async def reconcile(self, obj: JSON, *, now: datetime, write: bool = True) -> Outcome:
+        meta, spec = obj.get("metadata", {}), obj.get("spec") or {}
+        ns = str(meta.get("namespace", ""))
+        status = dict(obj.get("status") or {})
+        try:
+            scale = await self._cluster.get_scale(ns, spec.get("scaleTargetRef") or {})
+        except ClusterError as e:
+            msg = f"the HPA controller was unable to get the target's current scale: {e}"
+            await self._fail(obj, status, now, "FailedGetScale", msg, write=write)
+            return Outcome(reason="FailedGetScale", error=str(e))
+        metrics, pods = await self._gather(ns, spec, scale)
+        doc = {
+            "now": format_time(now),
+            "controller": self._options.document(),
+            "autoscaler": {"spec": spec, "status": _core_status(status)},
+            "scale": scale.document(),
+            "pods": pods,
+            "metrics": metrics,
+        }
+        if status.get("history") is not None:
+            doc["history"] = status["history"]
+        try:
+            result = self._decide(doc)
+        except ValueError as e:  # the core names the bad field; a user's spec is never a crash
+            msg = f"invalid autoscaler: {e}"
+            await self._fail(obj, status, now, "InvalidSpec", msg, write=write, active=True)
+            return Outcome(reason="InvalidSpec", replicas=scale.replicas, error=str(e))
+        return await self._act(obj, status, scale, metrics, result, now=now, write=write)
+
+    async def _gather(
+        self, ns: str, spec: Mapping[str, Any], scale: Scale
+    ) -> tuple[list[JSON], list[JSON]]:
+        """The metric entries in spec order, and the pods; never raises."""
+        specs = list(spec.get("metrics") or [])
+        pods: list[JSON] = []
+        pods_error = ""
+        if any(m.get("type") in NEEDS_PODS for m in specs):
+            try:
+                pods = await self._cluster.list_pods(ns, scale.selector)
+            except ClusterError as e:
+                pods_error = f"unable to get pods: {e}"
+        sel = scale.selector
+
+        async def one(m: Mapping[str, Any]) -> JSON:
+            if pods_error and m.get("type") in NEEDS_PODS:
+                return {"error": pods_error}
+            return await self._cluster.fetch_metric(ns, m, pod_selector=sel)
+
+        return list(await asyncio.gather(*(one(m) for m in specs))), pods
+
+    async def _act(
+        self,
+        obj: JSON,
+        old: JSON,
+        scale: Scale,
+        metrics: list[JSON],
+        result: JSON,
+        *,
+        now: datetime,
+        write: bool,
+    ) -> Outcome:
+        spec = obj.get("spec") or {}
+        status = dict(result.get("status") or {})
+        history = result.get("history")
+        desired = int(result.get("desiredReplicas", scale.replicas))
+        reason = _summary(result)
+        if write:
+            await self._metric_events(obj, spec, metrics, status)
+        replicas, rescaled = scale.replicas, False
+        if result.get("rescale") and write:
+            try:
+                await self._cluster.update_scale(scale, desired)
+            except ClusterError as e:
+                msg = f"New size: {desired}; reason: {reason}; error: {e}"
+                await self._event(obj, WARNING, "FailedRescale", msg)
+                status = _failed_update(status, old, now, str(e))
+                history = {**(history or {}), **_events_of(old.get("history"))}
+                await self._write_status(obj, old, status, history)
+                return Outcome("FailedUpdateScale", scale.replicas, error=str(e))
+            replicas, rescaled = desired, True
+            msg = f"New size: {desired}; reason: {reason}"
+            await self._event(obj, NORMAL, "SuccessfulRescale", msg)
+            log.info("rescaled %s: %s", _key(obj), msg, extra={"autoscaler": _key(obj)})
+        if write:
+            await self._write_status(obj, old, status, history)
+        return Outcome(
+            reason=_decision_reason(status, rescaled),
+            replicas=replicas,
+            rescaled=rescaled,
+            at_zero_awake=replicas == 0 and _woken_at_zero(status),
+        )
+
+    async def _metric_events(
+        self, obj: JSON, spec: Mapping[str, Any], metrics: list[JSON], status: JSON
+    ) -> None:
+        specs = list(spec.get("metrics") or [])
+        errors = [(m, e["error"]) for m, e in zip(specs, metrics, strict=False) if "error" in e]
+        for m, err in errors:
+            kind = str(m.get("type", ""))
+            await self._event(obj, WARNING, f"FailedGet{kind}Metric", str(err))
+        active = _condition(status, "ScalingActive")
+        if errors and active is not None and active.get("status") == "False":
+            msg = f"invalid metrics ({len(errors)} invalid out of {len(specs)}), first error is: "
+            await self._event(obj, WARNING, "FailedComputeMetricsReplicas", msg + errors[0][1])
+
+    async def _fail(
+        self,
+        obj: JSON,
+        old: JSON,
+        now: datetime,
+        reason: str,
+        message: str,
+        *,
+        write: bool,
+        active: bool = False,
+    ) -> None:
+        """A pass that could not decide: condition + event, replicas untouched."""
+        if not write:
+            return
+        event = "FailedComputeMetricsReplicas" if active else reason
+        await self._event(obj, WARNING, event, message)
+        conditions = list(old.get("conditions") or [])
+        if active:  # the spec itself is wrong: scaling cannot be active
+            conditions = set_condition(conditions, "ScalingActive", "False", reason, message, now)
+        else:
+            conditions = set_condition(conditions, "AbleToScale", "False", reason, message, now)
+        await self._write_status(obj, old, {**old, "conditions": conditions}, old.get("history"))
+
+    async def _write_status(self, obj: JSON, old: JSON, status: JSON, history: Any) -> None:
+        spec = obj.get("spec") or {}
+        new = {k: v for k, v in status.items() if v is not None}
+        new["history"] = history
+        new["observedGeneration"] = obj.get("metadata", {}).get("generation")
+        new["reference"] = reference(spec.get("scaleTargetRef") or {})
+        new["targets"] = targets(spec, new.get("currentMetrics"))
+        if "lastScaleTime" not in new and old.get("lastScaleTime"):
+            new["lastScaleTime"] = old["lastScaleTime"]
+        if new == {k: v for k, v in old.items() if v is not None}:
+            return  # unchanged: no write (the HPA also skips no-op status updates)
+        patch: JSON = {k: None for k in old if k not in new}  # merge patch: null removes
+        patch.update(new)
+        meta = obj.get("metadata", {})
+        try:
+            fresh = await self._cluster.patch_status(
+                str(meta.get("namespace")), str(meta.get("name")), patch
+            )
+        except ClusterError as e:
+            log.warning(
+                "status of %s not written: %s", _key(obj), e, extra={"autoscaler": _key(obj)}
+            )
+            return
+        obj["status"] = fresh.get("status", new) if fresh else new
+
+    async def _event(self, obj: JSON, type_: str, reason: str, message: str) -> None:
+        await self._cluster.record_event(obj, type_=type_, reason=reason, message=message)
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata", {})
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _core_status(status: Mapping[str, Any]) -> JSON:
+    """The HorizontalPodAutoscalerStatus part of our status (the core knows nothing else)."""
+    ours = ("history", "observedGeneration", "reference", "targets")
+    return {k: v for k, v in status.items() if k not in ours and v is not None}
+
+
+def _condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    for c in status.get("conditions") or []:
+        if c.get("type") == type_:
+            return dict(c)
+    return None
+
+
+def _woken_at_zero(status: Mapping[str, Any]) -> bool:
+    """At zero with ScaledToZero=True: the core would wake it, so poll fast (issue 6)."""
+    cond = _condition(status, "ScaledToZero")
+    return cond is not None and cond.get("status") == "True"
+
+
+def _decision_reason(status: Mapping[str, Any], rescaled: bool) -> str:
+    if rescaled:
+        return "SucceededRescale"
+    for type_ in ("ScalingActive", "AbleToScale"):
+        cond = _condition(status, type_)
+        if cond is not None and cond.get("status") == "False":
+            return str(cond.get("reason", type_))
+    cond = _condition(status, "AbleToScale")
+    return str(cond.get("reason", "Unknown")) if cond else "Unknown"
+
+
+def _summary(result: Mapping[str, Any]) -> str:
+    """The short "why" for SuccessfulRescale ("... above target"), from the core."""
+    for key in ("summary", "reason"):
+        if isinstance(result.get(key), str) and result[key]:
+            return str(result[key])
+    lines = result.get("explanation") or []
+    return str(lines[-1]) if lines else "metrics changed"
+
+
+def _failed_update(status: JSON, old: Mapping[str, Any], now: datetime, error: str) -> JSON:
+    """Upstream on a failed scale update: AbleToScale=False/FailedUpdateScale, old desired."""
+    msg = f"the HPA controller was unable to update the target scale: {error}"
+    conditions = set_condition(
+        list(status.get("conditions") or []), "AbleToScale", "False", "FailedUpdateScale", msg, now
+    )
+    out = {**status, "conditions": conditions}
+    out["desiredReplicas"] = old.get("desiredReplicas", status.get("currentReplicas"))
+    out.pop("lastScaleTime", None)
+    if old.get("lastScaleTime"):
+        out["lastScaleTime"] = old["lastScaleTime"]
+    return out
+
+
+def _events_of(history: Any) -> JSON:
+    """The scale events of an old history: a failed rescale must not count as one."""
+    history = history or {}
+    return {k: history.get(k) or [] for k in ("scaleUpEvents", "scaleDownEvents")}

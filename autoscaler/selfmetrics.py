@@ -1,0 +1,87 @@
+"""The controller's own metrics, and the /metrics, /healthz, /readyz endpoints.
+
+A private `CollectorRegistry` per controller, so two controllers in one process (tests, the
+failover e2e) never collide on metric names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+__all__ = ["SelfMetrics", "start_health_server"]
+
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+@dataclass
+class SelfMetrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.duration = Histogram(
+            "promscaler_autoscaler_reconcile_duration_seconds",
+            "Time one reconcile pass took (gather, decide, act).",
+            buckets=_BUCKETS,
+            registry=r,
+        )
+        self.lag = Histogram(
+            "promscaler_autoscaler_reconcile_lag_seconds",
+            "How late a pass started after it was due.",
+            buckets=_BUCKETS,
+            registry=r,
+        )
+        self.errors = Counter(
+            "promscaler_autoscaler_reconcile_errors_total",
+            "Passes that failed, by reason.",
+            ["reason"],
+            registry=r,
+        )
+        self.scale_writes = Counter(
+            "promscaler_autoscaler_scale_writes_total",
+            "Writes of a target's /scale, by result (success, failure).",
+            ["result"],
+            registry=r,
+        )
+        self.decisions = Counter(
+            "promscaler_autoscaler_decisions_total",
+            "Decisions, by reason (SucceededRescale, ReadyForNewScale, ScalingDisabled, ...).",
+            ["reason"],
+            registry=r,
+        )
+        self.autoscalers = Gauge(
+            "promscaler_autoscaler_autoscalers", "Autoscalers watched.", registry=r
+        )
+        self.leader = Gauge(
+            "promscaler_autoscaler_leader", "1 while this instance is the leader.", registry=r
+        )
+
+
+async def start_health_server(
+    metrics: SelfMetrics, *, host: str, port: int, ready: Callable[[], bool]
+) -> web.AppRunner:
+    """Serve /metrics, /healthz and /readyz (ready: the Autoscaler cache has synced)."""
+
+    async def prom(_: web.Request) -> web.Response:
+        body = generate_latest(metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(_: web.Request) -> web.Response:
+        return web.Response(text="ok") if ready() else web.Response(status=503, text="not ready")
+
+    app = web.Application()
+    app.router.add_get("/metrics", prom)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner
