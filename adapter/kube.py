@@ -29,7 +29,7 @@ from kubernetes_asyncio import config as kconfig
 
 from adapter.auth.authn import TokenReviewResult
 from adapter.auth.authz import AccessDecision
-from adapter.errors import KubeUnavailable
+from adapter.errors import BadRequest, KubeUnavailable
 from adapter.rules.resources import (
     STATIC_RESOLVER,
     GroupResource,
@@ -268,8 +268,15 @@ class _ObjectCache:
 class KubeObjects:
     """`ObjectLister` and `ResourceResolver` backed by the cluster."""
 
-    def __init__(self, kube: KubeClient, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_objects: int = 10_000,  # objects one wildcard request may cover (Limits.max_objects)
+    ) -> None:
         self._kube = kube
+        self._max_objects = max_objects
         self._clock = clock
         self._caches: dict[GroupResource, _ObjectCache] = {}
         self._resolver: StaticResolver | None = None
@@ -288,7 +295,13 @@ class KubeObjects:
                 await asyncio.wait_for(asyncio.shield(cache.synced.wait()), SYNC_WAIT)
             except TimeoutError as exc:
                 raise KubeUnavailable() from exc
-        return cache.names(namespace if info.namespaced else None, selector)
+        names = cache.names(namespace if info.namespaced else None, selector)
+        if len(names) > self._max_objects:
+            raise BadRequest(
+                f"the labelSelector matches {len(names)} {info.group_resource}, more than "
+                f"{self._max_objects}: narrow it"
+            )
+        return names
 
     # --- discovery -----------------------------------------------------------------------
 
