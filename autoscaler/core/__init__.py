@@ -1,0 +1,77 @@
+"""The decision core: what the upstream HPA controller would decide for one autoscaler at one
+instant. Pure: no I/O, no clock; time comes in as `now`, memory as `history`.
+
+    from autoscaler.core import decide, decide_document
+
+`decide(spec, status, scale, pods, metrics, history, now=..., options=...)` is the typed entry
+(see `autoscaler.core.decide.decide`); `decide_document(doc)` implements the JSON contract of
+docs/decision-document.md and raises `DocumentError` (a ValueError naming the field) for a bad
+document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoscaler.core.decide import decide
+from autoscaler.core.document import Step, parse_document, parse_pod, parse_spec, parse_status
+from autoscaler.core.fields import DocumentError
+from autoscaler.core.model import (
+    DEFAULT_OPTIONS,
+    ControllerOptions,
+    Decision,
+    History,
+    MetricError,
+    MetricInput,
+    MetricItems,
+    MetricSample,
+    Pod,
+    ResourceMetrics,
+    Scale,
+    Spec,
+    Status,
+)
+from autoscaler.core.render import render_decision, render_history, render_status
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "ControllerOptions",
+    "Decision",
+    "DocumentError",
+    "History",
+    "MetricError",
+    "MetricInput",
+    "MetricItems",
+    "MetricSample",
+    "Pod",
+    "ResourceMetrics",
+    "Scale",
+    "Spec",
+    "Status",
+    "Step",
+    "decide",
+    "decide_document",
+    "parse_document",
+    "parse_pod",
+    "parse_spec",
+    "parse_status",
+    "render_decision",
+    "render_history",
+    "render_status",
+]
+
+
+def decide_document(doc: Any) -> dict[str, Any]:
+    """One decide document in, its result out (both plain JSON values)."""
+    step = parse_document(doc)
+    decision = decide(
+        step.spec,
+        step.status,
+        step.scale,
+        step.pods,
+        step.metrics,
+        step.history,
+        now=step.now,
+        options=step.options,
+    )
+    return render_decision(decision)

@@ -1,0 +1,514 @@
+"""Per-metric proposals (replica_calculator.go, metrics/utilization.go, and the dispatch of
+horizontal.go's computeStatusFor*Metric).
+
+Each calculator returns a `Proposal` or raises `MetricFailure` carrying the condition reason,
+upstream's condition message and the error the pass reports.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autoscaler.core.model import (
+    CONTAINER_RESOURCE,
+    EXTERNAL,
+    NS,
+    OBJECT,
+    PODS,
+    RESOURCE,
+    ControllerOptions,
+    MetricError,
+    MetricInput,
+    MetricItems,
+    MetricSpec,
+    Pod,
+    ResourceMetrics,
+)
+from autoscaler.core.numeric import (
+    MAX_INT32,
+    MAX_INT64,
+    ceil_int32,
+    clamp_int32,
+    fdiv,
+    tdiv,
+    wrap_int64,
+)
+from autoscaler.core.pods import (
+    CalculationError,
+    Grouping,
+    PodSample,
+    calculate_requests,
+    group_pods,
+    pod_usage,
+    pods_metric_values,
+    ready_pods_count,
+)
+from autoscaler.core.tolerances import Tolerances
+from common.quantity import format_milli
+
+__all__ = ["Context", "MetricFailure", "Proposal", "propose"]
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    replicas: int
+    status: dict[str, Any]  # the MetricStatus JSON
+    name: str  # upstream's metricNameProposal
+    detail: str  # one line for the explanation
+
+
+class MetricFailure(Exception):
+    """A metric gives no proposal. `reason` is the ScalingActive reason, `condition_message` the
+    condition text, and `error` the message the pass would report."""
+
+    def __init__(self, reason: str, cause: str, error: str) -> None:
+        super().__init__(error)
+        self.reason = reason
+        self.condition_message = f"the HPA was unable to compute the replica count: {cause}"
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    pods: Sequence[Pod]
+    now: int
+    options: ControllerOptions
+    tolerances: Tolerances
+    spec_replicas: int
+    status_replicas: int
+
+
+def propose(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
+    """Dispatch one metric to its calculator, as computeReplicasForMetric does."""
+    kind = spec.type
+    if kind in (RESOURCE, CONTAINER_RESOURCE):
+        return _resource(ctx, spec, data)
+    if kind == PODS:
+        return _pods(ctx, spec, data)
+    if kind == OBJECT:
+        return _object(ctx, spec, data)
+    if kind == EXTERNAL:
+        return _external(ctx, spec, data)
+    err = f'unknown metric source type "{kind}"'
+    raise MetricFailure("InvalidMetricSourceType", err, err)
+
+
+# ---- ratios (metrics/utilization.go) ----------------------------------------------------
+
+
+def utilization_ratio(
+    samples: Mapping[str, PodSample], requests: Mapping[str, int], target: int
+) -> tuple[float, int, int]:
+    """GetResourceUtilizationRatio: (ratio, utilization %, raw average in thousandths).
+
+    Only pods with a request count; the percentage is truncated before the ratio is taken.
+    """
+    total = 0
+    requested = 0
+    entries = 0
+    for name, sample in samples.items():
+        request = requests.get(name)
+        if request is None:
+            continue  # a superfluous sample (a pod the selector did not return)
+        total += sample[0]
+        requested += request
+        entries += 1
+    if requested == 0:
+        raise CalculationError("no metrics returned matched known pods")
+    # exact arithmetic, clamped to int32 (upstream's overflow-safe revision)
+    utilization = clamp_int32(tdiv(total * 100, requested))
+    return utilization / target, utilization, tdiv(total, entries)
+
+
+def usage_ratio(samples: Mapping[str, PodSample], target: int) -> tuple[float, int]:
+    """GetMetricUsageRatio: (ratio, truncated average); superfluous samples count."""
+    total = 0
+    for sample in samples.values():
+        total += sample[0]
+    average = tdiv(wrap_int64(total), len(samples))
+    return fdiv(float(average), float(target)), average
+
+
+# ---- Resource and ContainerResource -----------------------------------------------------
+
+
+def _resource(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
+    res = spec.name
+    container = spec.container if spec.type == CONTAINER_RESOURCE else None
+    reason = (
+        "FailedGetContainerResourceMetric" if container is not None else "FailedGetResourceMetric"
+    )
+    what = "container" if container is not None else "resource"
+    target = spec.target
+    if target.average_value is not None:  # checked first, whatever target.type says
+        try:
+            return _raw_resource(ctx, spec, data, container)
+        except CalculationError as e:
+            cause = f"failed to get {res} usage: {e}"
+            raise MetricFailure(
+                reason, cause, f"failed to get {res} {what} metric value: {cause}"
+            ) from e
+    if target.average_utilization is None:
+        cause = (
+            f"invalid {what} resource metric source: neither an average utilization target "
+            "nor an average value (usage) target was set"
+        )
+        raise MetricFailure(reason, cause, cause)
+    try:
+        return _utilization(ctx, spec, data, container, target.average_utilization)
+    except CalculationError as e:
+        cause = f"failed to get {res} utilization: {e}"
+        raise MetricFailure(
+            reason, cause, f"failed to get {res} {what} metric value: {cause}"
+        ) from e
+
+
+def _resource_samples(
+    spec: MetricSpec, data: MetricInput, container: str | None
+) -> dict[str, PodSample]:
+    if isinstance(data, MetricError):
+        raise CalculationError(f"unable to get metrics for resource {spec.name}: {data.message}")
+    assert isinstance(data, ResourceMetrics)
+    try:
+        return pod_usage(data.pods, spec.name, container)
+    except CalculationError as e:
+        raise CalculationError(f"unable to get metrics for resource {spec.name}: {e}") from e
+
+
+def _grouped(ctx: Context, samples: dict[str, PodSample], resource: str) -> Grouping:
+    if not ctx.pods:
+        raise CalculationError("no pods returned by selector while calculating replica count")
+    opts = ctx.options
+    grouping = group_pods(
+        ctx.pods,
+        samples,
+        resource,
+        now=ctx.now,
+        cpu_initialization_period=opts.cpu_initialization_period_seconds * NS,
+        initial_readiness_delay=opts.initial_readiness_delay_seconds * NS,
+    )
+    for name, _ in grouping.ignored:
+        samples.pop(name, None)
+    for name, _ in grouping.unready:
+        samples.pop(name, None)
+    if not samples:
+        raise CalculationError("did not receive metrics for targeted pods (pods might be unready)")
+    return grouping
+
+
+def _utilization(
+    ctx: Context, spec: MetricSpec, data: MetricInput, container: str | None, target: int
+) -> Proposal:
+    """GetResourceReplicas: a Utilization target."""
+    samples = _resource_samples(spec, data, container)
+    grouping = _grouped(ctx, samples, spec.name)
+    requests = calculate_requests(
+        ctx.pods, container, spec.name, pod_level=ctx.options.pod_level_resources
+    )
+    ratio, util, raw = utilization_ratio(samples, requests, target)
+    current = ctx.spec_replicas
+    tol = ctx.tolerances
+    scale_up_with_unready = bool(grouping.unready) and ratio > 1.0
+    first = f"utilization {util}% of request vs target {target}% (ratio {ratio:.4g})"
+    if not scale_up_with_unready and not grouping.missing:
+        if tol.is_within(ratio):
+            replicas, why = current, f"within {tol.describe()}"
+        else:
+            replicas = ceil_int32(ratio * grouping.ready_count)
+            why = f"ceil({ratio:.4g} x {grouping.ready_count} ready pods)"
+    else:
+        if grouping.missing:
+            if ratio < 1.0:
+                # scale-down: a missing pod uses its request (or the target, above 100%)
+                fallback = max(100, target)
+                for name in grouping.missing:
+                    samples[name] = (tdiv(requests[name] * fallback, 100), 0, 0)
+            elif ratio > 1.0:
+                for name in grouping.missing:  # on a scale-up a missing pod counts as idle
+                    samples[name] = (0, 0, 0)
+        if scale_up_with_unready:
+            for name, _ in grouping.unready:  # on a scale-up an unready pod counts as idle
+                samples[name] = (0, 0, 0)
+        new_ratio, _, _ = utilization_ratio(samples, requests, target)
+        replicas, why = _rebalanced(ratio, new_ratio, len(samples), current, tol)
+    label = _label(spec, container)
+    kind = "container resource" if container else "resource"
+    name = f"{spec.name} {kind} utilization (percentage of request)"
+    current_status: dict[str, Any] = {"averageUtilization": util, "averageValue": format_milli(raw)}
+    return Proposal(
+        replicas,
+        _resource_status(spec, container, current_status),
+        name,
+        f"{label}: {first}; {_groups(grouping)}; proposes {replicas} ({why})",
+    )
+
+
+def _raw_resource(
+    ctx: Context, spec: MetricSpec, data: MetricInput, container: str | None
+) -> Proposal:
+    """GetRawResourceReplicas: an AverageValue target on a resource."""
+    assert spec.target.average_value is not None
+    samples = _resource_samples(spec, data, container)
+    replicas, usage, line = _plain(ctx, samples, spec.target.average_value, spec.name)
+    label = _label(spec, container)
+    name = f"{spec.name} {'container ' if container else ''}resource"
+    status = _resource_status(spec, container, {"averageValue": format_milli(usage)})
+    return Proposal(replicas, status, name, f"{label}: {line}")
+
+
+def _resource_status(
+    spec: MetricSpec, container: str | None, current: dict[str, Any]
+) -> dict[str, Any]:
+    if container is not None:
+        return {
+            "type": CONTAINER_RESOURCE,
+            "containerResource": {"name": spec.name, "container": container, "current": current},
+        }
+    return {"type": RESOURCE, "resource": {"name": spec.name, "current": current}}
+
+
+# ---- plain per-pod metrics (calcPlainMetricReplicas) -------------------------------------
+
+
+def _plain(
+    ctx: Context, samples: dict[str, PodSample], target: int, resource: str
+) -> tuple[int, int, str]:
+    grouping = _grouped(ctx, samples, resource)
+    ratio, usage = usage_ratio(samples, target)
+    current = ctx.spec_replicas
+    tol = ctx.tolerances
+    scale_up_with_unready = bool(grouping.unready) and ratio > 1.0
+    first = f"average {format_milli(usage)} vs target {format_milli(target)} (ratio {ratio:.4g})"
+    if not scale_up_with_unready and not grouping.missing:
+        if tol.is_within(ratio):
+            replicas, why = current, f"within {tol.describe()}"
+        else:
+            replicas = ceil_int32(ratio * grouping.ready_count)
+            why = f"ceil({ratio:.4g} x {grouping.ready_count} ready pods)"
+    else:
+        if grouping.missing:
+            # scale-down: a missing pod is exactly at target; otherwise (even at ratio 1) idle
+            fill = target if ratio < 1.0 else 0
+            for name in grouping.missing:
+                samples[name] = (fill, 0, 0)
+        if scale_up_with_unready:
+            for name, _ in grouping.unready:
+                samples[name] = (0, 0, 0)
+        new_ratio, _ = usage_ratio(samples, target)
+        replicas, why = _rebalanced(ratio, new_ratio, len(samples), current, tol)
+    return replicas, usage, f"{first}; {_groups(grouping)}; proposes {replicas} ({why})"
+
+
+def _rebalanced(
+    ratio: float, new_ratio: float, count: int, current: int, tol: Tolerances
+) -> tuple[int, str]:
+    """The second pass after filling in missing and unready pods."""
+    if tol.is_within(new_ratio):
+        return current, f"rebalanced ratio {new_ratio:.4g} within {tol.describe()}"
+    if (ratio < 1.0 and new_ratio > 1.0) or (ratio > 1.0 and new_ratio < 1.0):
+        return current, f"rebalanced ratio {new_ratio:.4g} would reverse the direction"
+    replicas = ceil_int32(new_ratio * count)
+    if (new_ratio < 1.0 and replicas > current) or (new_ratio > 1.0 and replicas < current):
+        return current, f"ceil({new_ratio:.4g} x {count}) = {replicas} goes against the direction"
+    return replicas, f"rebalanced: ceil({new_ratio:.4g} x {count} pods)"
+
+
+def _groups(g: Grouping) -> str:
+    parts = [f"{g.ready_count} ready"]
+    if g.unready:
+        parts.append(
+            f"{len(g.unready)} unready (" + ", ".join(f"{n}: {w}" for n, w in g.unready) + ")"
+        )
+    if g.missing:
+        parts.append(f"{len(g.missing)} without a sample (" + ", ".join(g.missing) + ")")
+    if g.ignored:
+        parts.append(
+            f"{len(g.ignored)} ignored (" + ", ".join(f"{n}: {w}" for n, w in g.ignored) + ")"
+        )
+    return ", ".join(parts)
+
+
+def _label(spec: MetricSpec, container: str | None = None) -> str:
+    if spec.type == RESOURCE:
+        return f"{spec.name} resource"
+    if spec.type == CONTAINER_RESOURCE:
+        return f"{spec.name} of container {container}"
+    return f"{spec.type.lower()} metric {spec.name}"
+
+
+# ---- Pods -------------------------------------------------------------------------------
+
+
+def _pods(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
+    reason = "FailedGetPodsMetric"
+    target = spec.target.average_value
+    if target is None:
+        cause = "invalid pods metric source: an average value target was not set"
+        raise MetricFailure(reason, cause, f"failed to get pods metric value: {cause}")
+    try:
+        if isinstance(data, MetricError):
+            raise CalculationError(f"unable to get metric {spec.name}: {data.message}")
+        assert isinstance(data, MetricItems)
+        try:
+            samples = pods_metric_values(data.items)
+        except CalculationError as e:
+            raise CalculationError(f"unable to get metric {spec.name}: {e}") from e
+        replicas, usage, line = _plain(ctx, samples, target, "")
+    except CalculationError as e:
+        raise MetricFailure(reason, str(e), f"failed to get pods metric value: {e}") from e
+    status = {
+        "type": PODS,
+        "pods": {"metric": _identifier(spec), "current": {"averageValue": format_milli(usage)}},
+    }
+    return Proposal(replicas, status, f"pods metric {spec.name}", f"{_label(spec)}: {line}")
+
+
+def _identifier(spec: MetricSpec) -> dict[str, Any]:
+    return dict(spec.metric) if spec.metric is not None else {"name": spec.name}
+
+
+# ---- Object and External ---------------------------------------------------------------
+
+
+def _values(spec: MetricSpec, data: MetricInput, api: str) -> list[int]:
+    if isinstance(data, MetricError):
+        raise CalculationError(f"unable to get {api} metric {spec.name}: {data.message}")
+    assert isinstance(data, MetricItems)
+    if not data.items:
+        raise CalculationError(
+            f"unable to get metric {spec.name}: no metrics returned from {api} metrics API"
+        )
+    return [m.value for m in data.items]
+
+
+def _ratio_replicas(ctx: Context, ratio: float) -> tuple[int, str]:
+    """getUsageRatioReplicaCount: tolerance and ready pods, or ceil(ratio) from zero."""
+    current = ctx.spec_replicas
+    if current == 0:
+        # from zero no tolerance and no pods: this is what lets a target wake up
+        return ceil_int32(ratio), f"ceil({ratio:.4g}) from zero replicas"
+    if ctx.tolerances.is_within(ratio):
+        return current, f"within {ctx.tolerances.describe()}"
+    ready = ready_pods_count(ctx.pods)
+    f = ratio * ready
+    if f > MAX_INT32:
+        return MAX_INT32, "capped at MaxInt32"
+    return ceil_int32(f), f"ceil({ratio:.4g} x {ready} ready pods)"
+
+
+def _per_pod_replicas(ctx: Context, usage: int, target: int, *, cap: bool) -> tuple[int, int, str]:
+    """Get{Object,External}PerPodMetricReplicas: (replicas, per-pod usage, why)."""
+    status_replicas = ctx.status_replicas
+    ratio = fdiv(float(usage), float(target) * float(status_replicas))
+    replicas = status_replicas
+    why = (
+        f"ratio {ratio:.4g} within {ctx.tolerances.describe()} of {status_replicas} status replicas"
+    )
+    if not ctx.tolerances.is_within(ratio):
+        raw = fdiv(float(usage), float(target))
+        replicas = MAX_INT32 if cap and raw > MAX_INT32 else ceil_int32(raw)
+        why = f"ceil({format_milli(usage)} / {format_milli(target)}), ratio {ratio:.4g}"
+    if float(usage) >= float(MAX_INT64):
+        per_pod = MAX_INT64
+    elif status_replicas == 0:
+        per_pod = 0
+    else:
+        per_pod = math.ceil(float(usage) / float(status_replicas))
+    return replicas, per_pod, why
+
+
+def _object(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
+    reason = "FailedGetObjectMetric"
+    t = spec.target
+    kind = (spec.described_object or {}).get("kind", "")
+    try:
+        if t.type == "Value" and t.value is not None:
+            usage = _values(spec, data, "custom")[0]
+            ratio = fdiv(float(usage), float(t.value))
+            replicas, why = _ratio_replicas(ctx, ratio)
+            current = {"value": format_milli(usage)}
+            line = _value_line(usage, t.value, ratio, replicas, why)
+            name = f"{kind} metric {spec.name}"
+        elif t.type == "AverageValue" and t.average_value is not None:
+            usage = _values(spec, data, "custom")[0]
+            replicas, per_pod, why = _per_pod_replicas(ctx, usage, t.average_value, cap=False)
+            current = {"averageValue": format_milli(per_pod)}
+            line = _total_line(usage, t.average_value, replicas, why)
+            name = f"{kind} metric {spec.name}"
+        else:
+            cause = _NO_TARGET.format("object")
+            raise MetricFailure(reason, cause, f"failed to get object metric value: {cause}")
+    except CalculationError as e:
+        raise MetricFailure(reason, str(e), f"failed to get object metric value: {e}") from e
+    status: dict[str, Any] = {
+        "type": OBJECT,
+        "object": {"metric": _identifier(spec), "current": current},
+    }
+    if spec.described_object is not None:
+        status["object"]["describedObject"] = dict(spec.described_object)
+    return Proposal(replicas, status, name, f"{_label(spec)}: {line}")
+
+
+def _external(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
+    reason = "FailedGetExternalMetric"
+    t = spec.target
+    selector = (spec.metric or {}).get("selector")
+    name = f"external metric {spec.name}({_go_selector(selector)})"
+    try:
+        if t.average_value is not None:  # checked first, whatever target.type says
+            total = 0
+            for v in _values(spec, data, "external"):
+                total = wrap_int64(total + v)
+            if total < 0:
+                total = MAX_INT64  # upstream treats a wrapped (or negative) sum as MaxInt64
+            replicas, per_pod, why = _per_pod_replicas(ctx, total, t.average_value, cap=True)
+            current = {"averageValue": format_milli(per_pod)}
+            line = _total_line(total, t.average_value, replicas, why)
+        elif t.value is not None:
+            usage = 0
+            for v in _values(spec, data, "external"):
+                if v > 0 and usage > MAX_INT64 - v:
+                    usage = MAX_INT64  # a positive overflow is capped
+                else:
+                    usage += v
+            ratio = fdiv(float(usage), float(t.value))
+            replicas, why = _ratio_replicas(ctx, ratio)
+            current = {"value": format_milli(usage)}
+            line = _value_line(usage, t.value, ratio, replicas, why)
+        else:
+            cause = _NO_TARGET.format("external")
+            raise MetricFailure(reason, cause, f"failed to get external metric value: {cause}")
+    except CalculationError as e:
+        raise MetricFailure(reason, str(e), f"failed to get external metric value: {e}") from e
+    status = {"type": EXTERNAL, "external": {"metric": _identifier(spec), "current": current}}
+    return Proposal(replicas, status, name, f"{_label(spec)}: {line}")
+
+
+_NO_TARGET = "invalid {} metric source: neither a value target nor an average value target was set"
+
+
+def _value_line(usage: int, target: int, ratio: float, replicas: int, why: str) -> str:
+    return (
+        f"value {format_milli(usage)} vs target {format_milli(target)} (ratio {ratio:.4g}); "
+        f"proposes {replicas} ({why})"
+    )
+
+
+def _total_line(total: int, per_pod: int, replicas: int, why: str) -> str:
+    return (
+        f"total {format_milli(total)} vs {format_milli(per_pod)} per pod; "
+        f"proposes {replicas} ({why})"
+    )
+
+
+def _go_selector(selector: Any) -> str:
+    """How Go's %+v prints a *metav1.LabelSelector (only used in texts)."""
+    if not selector:
+        return "nil"
+    labels = selector.get("matchLabels") or {}
+    inner = " ".join(f"{k}:{v}" for k, v in sorted(labels.items()))
+    exprs = selector.get("matchExpressions") or []
+    return f"&LabelSelector{{MatchLabels:map[string]string{{{inner}}},MatchExpressions:{exprs!r},}}"

@@ -1,0 +1,391 @@
+"""One controller pass for one autoscaler, like upstream's `reconcileAutoscaler` minus the I/O.
+
+The caller (the controller, `decide_document`, `simulate`) has already read the scale, the pods
+and the metrics; `decide` returns what to write. It assumes the scale write succeeds; when it
+does not, the caller keeps `Decision.failed_update_status` / `failed_update_history` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from autoscaler.core.behavior import store_scale_event
+from autoscaler.core.calculators import Context, MetricFailure, Proposal, propose
+from autoscaler.core.conditions import (
+    ABLE_TO_SCALE,
+    FALSE,
+    MESSAGES,
+    SCALED_TO_ZERO,
+    SCALING_ACTIVE,
+    SCALING_LIMITED,
+    TRUE,
+    Conditions,
+)
+from autoscaler.core.model import (
+    DEFAULT_OPTIONS,
+    EMPTY_HISTORY,
+    EXTERNAL,
+    OBJECT,
+    ControllerOptions,
+    Decision,
+    History,
+    MetricInput,
+    Pod,
+    Recommendation,
+    Scale,
+    Spec,
+    Status,
+)
+from autoscaler.core.normalize import normalize_with_behavior, normalize_without_behavior
+from autoscaler.core.tolerances import tolerances_for
+from common.selectors import SelectorError, parse_selector
+
+__all__ = ["decide"]
+
+
+class _Failed(Exception):
+    """computeReplicasForMetrics returned -1."""
+
+    def __init__(self, error: str, statuses: tuple[dict[str, object], ...]) -> None:
+        super().__init__(error)
+        self.error = error
+        self.statuses = statuses
+
+
+def decide(
+    spec: Spec,
+    status: Status,
+    scale: Scale,
+    pods: Sequence[Pod],
+    metrics: Sequence[MetricInput],
+    history: History | None = None,
+    *,
+    now: int,
+    options: ControllerOptions = DEFAULT_OPTIONS,
+) -> Decision:
+    """Decide one step for one autoscaler.
+
+    spec: the validated, defaulted autoscaling/v2 spec (see `document.parse_spec`).
+    status: the autoscaler's current status (its conditions carry ScaledToZero across steps).
+    scale: the target's scale subresource (spec.replicas is "current", as upstream).
+    pods: the pods the scale's selector selects (not filtered again here).
+    metrics: one entry per spec.metrics[i], same order: ResourceMetrics, MetricItems or MetricError.
+    history: the controller's memory from the previous step (None on the first pass).
+    now: the instant of this step, integer nanoseconds since the Unix epoch.
+    options: kube-controller-manager flags and gates.
+
+    Pure: reads no clock, mutates nothing; raises ValueError only when `metrics` does not match
+    `spec.metrics` in length.
+    """
+    if len(metrics) != len(spec.metrics):
+        raise ValueError(f"{len(metrics)} metric inputs for {len(spec.metrics)} spec.metrics")
+    conds = Conditions(status.conditions, now=now)
+    conds.set(ABLE_TO_SCALE, TRUE, "SucceededGetScale")
+    current = scale.spec_replicas
+    hist = history if history is not None else EMPTY_HISTORY
+    if hist.recommendations is None:
+        # recordInitialRecommendation: only a nil history gets one (an empty one does not)
+        hist = replace(hist, recommendations=(Recommendation(current, now),))
+    min_replicas = 1 if spec.min_replicas is None else spec.min_replicas
+    max_replicas = spec.max_replicas
+    gate = options.scale_to_zero
+    has_obj_ext = any(m.type == OBJECT or m.type == EXTERNAL for m in spec.metrics)
+    stz = conds.first(SCALED_TO_ZERO)
+    scaled_to_zero = gate and stz is not None and stz.status == TRUE
+    lines: list[str] = []
+    statuses: tuple[dict[str, object], ...] = ()
+    rescale_reason = ""
+    compute_error: str | None = None
+
+    if current == 0 and not (
+        (min_replicas != 0 and scaled_to_zero) or (scaled_to_zero and has_obj_ext)
+    ):
+        conds.set(SCALING_ACTIVE, FALSE, "ScalingDisabled")
+        if not gate:
+            conds.remove(SCALED_TO_ZERO)
+        lines.append(
+            "the target has 0 replicas and was not scaled to zero by this autoscaler: "
+            "autoscaling is disabled (scale it up to resume)"
+        )
+        return _finish(
+            conds,
+            status,
+            hist,
+            spec,
+            current,
+            0,
+            False,
+            (),
+            lines,
+            "",
+            None,
+            now,
+            gate,
+            min_replicas,
+            has_obj_ext,
+        )
+    if current != 0 and current > max_replicas:
+        desired = max_replicas
+        rescale_reason = "Current number of replicas above Spec.MaxReplicas"
+        lines.append(
+            f"current replicas {current} above maxReplicas {max_replicas}: set to {desired}"
+        )
+    elif current != 0 and current < min_replicas:
+        desired = min_replicas
+        rescale_reason = "Current number of replicas below Spec.MinReplicas"
+        lines.append(
+            f"current replicas {current} below minReplicas {min_replicas}: set to {desired}"
+        )
+    else:
+        try:
+            metric_desired, metric_name, statuses, compute_error = _compute(
+                spec, scale, pods, metrics, conds, lines, now=now, options=options
+            )
+        except _Failed as failed:
+            lines.append("no scaling: " + failed.error)
+            return _failed(conds, status, hist, current, failed, lines)
+        desired = max(0, metric_desired)
+        if desired > current:
+            rescale_reason = f"{metric_name} above target"
+        elif desired < current:
+            rescale_reason = "All metrics below target"
+        if spec.behavior is None:
+            norm = normalize_without_behavior(
+                hist,
+                current=current,
+                desired=desired,
+                min_replicas=min_replicas,
+                max_replicas=max_replicas,
+                now=now,
+                options=options,
+            )
+        else:
+            norm = normalize_with_behavior(
+                hist,
+                spec.behavior,
+                current=current,
+                desired=desired,
+                min_replicas=min_replicas,
+                max_replicas=max_replicas,
+                now=now,
+                options=options,
+            )
+        hist = replace(hist, recommendations=norm.recommendations)
+        able = norm.able_reason
+        conds.set(ABLE_TO_SCALE, TRUE, able, MESSAGES[able])
+        limited = norm.limited_reason
+        conds.set(SCALING_LIMITED, TRUE if norm.replicas != norm.stabilized else FALSE, limited)
+        lines.extend(norm.lines)
+        desired = norm.replicas
+        if current == 0 and min_replicas != 0 and scaled_to_zero and desired < min_replicas:
+            # waking from zero after minReplicas was raised: at least minReplicas
+            lines.append(f"waking from zero: raised to minReplicas {min_replicas}")
+            desired = min_replicas
+    rescale = desired != current
+    return _finish(
+        conds,
+        status,
+        hist,
+        spec,
+        current,
+        desired,
+        rescale,
+        statuses,
+        lines,
+        rescale_reason,
+        compute_error,
+        now,
+        gate,
+        min_replicas,
+        has_obj_ext,
+    )
+
+
+def _compute(
+    spec: Spec,
+    scale: Scale,
+    pods: Sequence[Pod],
+    metrics: Sequence[MetricInput],
+    conds: Conditions,
+    lines: list[str],
+    *,
+    now: int,
+    options: ControllerOptions,
+) -> tuple[int, str, tuple[dict[str, object], ...], str | None]:
+    """computeReplicasForMetrics: the max of valid proposals, and the invalid-metric rule."""
+    if scale.selector == "":
+        conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", MESSAGES["InvalidSelectorMissing"])
+        raise _Failed("selector is required", ())
+    try:
+        parse_selector(scale.selector)
+    except SelectorError as e:
+        msg = f"couldn't convert selector into a corresponding internal selector object: {e}"
+        conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", msg)
+        raise _Failed(msg, ()) from e
+    ctx = Context(
+        pods,
+        now,
+        options,
+        tolerances_for(spec, options),
+        scale.spec_replicas,
+        scale.status_replicas,
+    )
+    replicas = 0
+    name = ""
+    invalid = 0
+    first: MetricFailure | None = None
+    statuses: list[dict[str, object]] = []
+    for i, (metric_spec, data) in enumerate(zip(spec.metrics, metrics, strict=True)):
+        try:
+            proposal: Proposal = propose(ctx, metric_spec, data)
+        except MetricFailure as failure:
+            invalid += 1
+            first = first or failure
+            statuses.append({"type": ""})  # upstream leaves a failed metric's status slot empty
+            lines.append(f"metrics[{i}] failed ({failure.reason}): {failure.error}")
+            continue
+        statuses.append(proposal.status)
+        lines.append(f"metrics[{i}] {proposal.detail}")
+        if replicas == 0 or proposal.replicas > replicas:
+            replicas, name = proposal.replicas, proposal.name
+    result = tuple(statuses)
+    if first is not None:
+        error = (
+            f"invalid metrics ({invalid} invalid out of {len(spec.metrics)}), "
+            f"first error is: {first.error}"
+        )
+        if invalid >= len(spec.metrics) or replicas < scale.spec_replicas:
+            # with a metric missing the autoscaler may hold or grow, never shrink
+            conds.set(SCALING_ACTIVE, FALSE, first.reason, first.condition_message)
+            if invalid < len(spec.metrics):
+                lines.append(
+                    f"the valid metrics propose {replicas} < {scale.spec_replicas} current "
+                    "replicas, but a metric failed: no scale-down while a metric is invalid"
+                )
+            raise _Failed(error, result)
+    else:
+        error = None
+    conds.set(
+        SCALING_ACTIVE,
+        TRUE,
+        "ValidMetricFound",
+        f"the HPA was able to successfully calculate a replica count from {name}",
+    )
+    if len(spec.metrics) > 1:
+        lines.append(f"the highest proposal wins: {replicas} ({name})")
+    return replicas, name, result, error
+
+
+def _failed(
+    conds: Conditions,
+    status: Status,
+    hist: History,
+    current: int,
+    failed: _Failed,
+    lines: list[str],
+) -> Decision:
+    """setCurrentReplicasAndMetricsInStatus: desiredReplicas keeps its previous value."""
+    new_status = Status(
+        current_replicas=current,
+        desired_replicas=status.desired_replicas,
+        last_scale_time=status.last_scale_time,
+        current_metrics=failed.statuses,
+        conditions=conds.snapshot(),
+    )
+    summary = f"no change: {failed.error}"
+    return Decision(
+        status.desired_replicas,
+        False,
+        new_status,
+        hist,
+        tuple(lines),
+        summary,
+        compute_error=failed.error,
+        failed_update_status=new_status,
+        failed_update_history=hist,
+    )
+
+
+def _finish(
+    conds: Conditions,
+    status: Status,
+    hist: History,
+    spec: Spec,
+    current: int,
+    desired: int,
+    rescale: bool,
+    statuses: tuple[dict[str, object], ...],
+    lines: list[str],
+    reason: str,
+    compute_error: str | None,
+    now: int,
+    gate: bool,
+    min_replicas: int,
+    has_obj_ext: bool,
+) -> Decision:
+    # the status as it would be if the scale write failed: no event, desired unchanged
+    fail_conds = Conditions(conds.snapshot(), now=now)
+    new_hist = hist
+    last_scale = status.last_scale_time
+    if rescale:
+        fail_conds.set(
+            ABLE_TO_SCALE,
+            FALSE,
+            "FailedUpdateScale",
+            "the HPA controller was unable to update the target scale",
+        )
+        conds.set(
+            ABLE_TO_SCALE,
+            TRUE,
+            "SucceededRescale",
+            f"the HPA controller was able to update the target scale to {desired}",
+        )
+        if spec.behavior is not None:
+            if desired > current:
+                new_hist = replace(
+                    hist,
+                    scale_up_events=store_scale_event(
+                        hist.scale_up_events, desired - current, spec.behavior.scale_up, now=now
+                    ),
+                )
+            else:
+                new_hist = replace(
+                    hist,
+                    scale_down_events=store_scale_event(
+                        hist.scale_down_events, current - desired, spec.behavior.scale_down, now=now
+                    ),
+                )
+        if gate:
+            if current > 0 and desired == 0 and min_replicas == 0 and has_obj_ext:
+                conds.set(SCALED_TO_ZERO, TRUE, "ScaledToZero")
+            else:
+                conds.set(SCALED_TO_ZERO, FALSE, "NotScaledToZero")
+        else:
+            conds.remove(SCALED_TO_ZERO)
+        last_scale = now
+        lines.append(f"scale {current} -> {desired} ({reason})")
+        summary = f"scale {current} -> {desired}: {reason}"
+    else:
+        desired = current
+        summary = f"keep {current} replicas" + (f": {lines[-1]}" if lines else "")
+    new_status = Status(current, desired, last_scale, statuses, conds.snapshot())
+    failed_status = Status(
+        current,
+        status.desired_replicas,
+        status.last_scale_time,
+        status.current_metrics,
+        fail_conds.snapshot(),
+    )
+    return Decision(
+        desired,
+        rescale,
+        new_status,
+        new_hist,
+        tuple(lines),
+        summary,
+        compute_error=compute_error,
+        rescale_reason=reason,
+        failed_update_status=failed_status if rescale else new_status,
+        failed_update_history=hist,
+    )

@@ -1,0 +1,72 @@
+"""The model back to Kubernetes JSON: a Decision as the decide document's result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoscaler.core.fields import status_time
+from autoscaler.core.model import Condition, Decision, History, Status
+from common.kubetime import format_time_ns
+
+__all__ = ["render_decision", "render_history", "render_status"]
+
+
+def render_condition(c: Condition) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": c.type,
+        "status": c.status,
+        "reason": c.reason,
+        "message": c.message,
+    }
+    if c.last_transition_time is not None:
+        out["lastTransitionTime"] = status_time(c.last_transition_time)
+    return out
+
+
+def render_status(s: Status) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "currentReplicas": s.current_replicas,
+        "desiredReplicas": s.desired_replicas,
+        "currentMetrics": list(s.current_metrics),
+        "conditions": [render_condition(c) for c in s.conditions],
+    }
+    if s.last_scale_time is not None:
+        out["lastScaleTime"] = status_time(s.last_scale_time)
+    return out
+
+
+def render_history(h: History) -> dict[str, Any]:
+    """History keeps full nanosecond precision: the next step compares against it strictly."""
+    recs = None
+    if h.recommendations is not None:
+        recs = [
+            {"replicas": r.replicas, "timestamp": format_time_ns(r.timestamp)}
+            for r in h.recommendations
+        ]
+    return {
+        "recommendations": recs,
+        "scaleUpEvents": [
+            {"change": e.change, "timestamp": format_time_ns(e.timestamp), "outdated": e.outdated}
+            for e in h.scale_up_events
+        ],
+        "scaleDownEvents": [
+            {"change": e.change, "timestamp": format_time_ns(e.timestamp), "outdated": e.outdated}
+            for e in h.scale_down_events
+        ],
+    }
+
+
+def render_decision(d: Decision) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "desiredReplicas": d.desired_replicas,
+        "rescale": d.rescale,
+        "status": render_status(d.status),
+        "history": render_history(d.history),
+        "explanation": list(d.explanation),
+        "summary": d.summary,
+    }
+    if d.rescale_reason:
+        out["rescaleReason"] = d.rescale_reason
+    if d.compute_error is not None:
+        out["computeError"] = d.compute_error
+    return out
