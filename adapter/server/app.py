@@ -24,7 +24,7 @@ access_log = logging.getLogger("adapter.access")
 
 GUARD: web.AppKey[RequestGuard] = web.AppKey("guard", RequestGuard)
 REGISTRY = web.AppKey("registry", CollectorRegistry)
-USER = "promscaler.user"  # request key: the admitted UserInfo
+USER = web.RequestKey("user", UserInfo)  # the admitted user
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 

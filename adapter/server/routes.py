@@ -18,7 +18,7 @@ from adapter.server import documents as docs
 from common.selectors import EVERYTHING, Operator, Selector, SelectorError, parse_selector
 
 PROVIDER: web.AppKey[MetricsProvider] = web.AppKey("provider", MetricsProvider)
-ROUTE = "promscaler.route"  # request key: the route name used in metrics and logs
+ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
 NOT_FOUND = "the server could not find the requested resource"
 
 
