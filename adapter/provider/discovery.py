@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from adapter.errors import AdapterError
 from adapter.provider.engine import PreparedQuery, QueryPlanner, RuleEngine
 from adapter.provider.seams import CustomMetricInfo, ExternalMetricInfo
+from adapter.rules.resources import ResourceInfo
 from common.selectors import Selector
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,8 @@ class EmptyPlanner:
 
     def custom_query(
         self,
-        info: CustomMetricInfo,
+        resource: ResourceInfo,
+        metric: str,
         *,
         namespace: str | None,
         names: Sequence[str],

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from adapter.provider.seams import CustomMetricInfo, ExternalMetricInfo
+from adapter.rules.resources import ResourceInfo
 from common.selectors import Selector
 
 
@@ -35,13 +36,15 @@ class QueryPlanner(Protocol):
 
     def custom_query(
         self,
-        info: CustomMetricInfo,
+        resource: ResourceInfo,
+        metric: str,
         *,
         namespace: str | None,
         names: Sequence[str],
         metric_selector: Selector,
     ) -> PreparedQuery | None:
-        """The query for `names` of `info`'s resource; None when `info` was not discovered.
+        """The query for `metric` of objects `names` (not empty) of `resource`; None when that
+        metric was not discovered for the resource.
         Raises adapter.errors.BadRequest for a selector that cannot be translated."""
         ...
 

@@ -119,9 +119,8 @@ class PrometheusProvider:
         names: Sequence[str],
         metric_selector: Selector,
     ) -> PreparedQuery:
-        info = CustomMetricInfo(resource.group_resource, resource.namespaced, metric)
         query = self._discovery.planner.custom_query(
-            info, namespace=namespace, names=names, metric_selector=metric_selector
+            resource, metric, namespace=namespace, names=names, metric_selector=metric_selector
         )
         if query is None:
             raise MetricNotFound.for_resource(metric, str(resource.group_resource))

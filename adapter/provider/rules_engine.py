@@ -1,0 +1,102 @@
+"""`adapter.rules` behind the provider's `RuleEngine` seam."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from adapter.errors import ConfigError
+from adapter.provider.engine import PreparedQuery
+from adapter.provider.seams import CustomMetricInfo, ExternalMetricInfo
+from adapter.rules import (
+    MetricIndex,
+    RuleError,
+    RulesConfig,
+    SeriesIndex,
+    build_custom_query,
+    build_external_query,
+    index_series,
+    load_rules,
+)
+from adapter.rules.resources import STATIC_RESOLVER, ResourceInfo, ResourceResolver
+from common.selectors import Selector
+
+
+class RulesPlanner:
+    """A `QueryPlanner` over one MetricIndex."""
+
+    def __init__(self, index: MetricIndex, resolver: ResourceResolver) -> None:
+        self._index = index
+        self._resolver = resolver
+        self.custom: Sequence[CustomMetricInfo] = tuple(
+            CustomMetricInfo(m.group_resource, m.namespaced, m.metric)
+            for m in index.custom_metrics()
+        )
+        self.external: Sequence[ExternalMetricInfo] = tuple(
+            ExternalMetricInfo(name) for name in index.external_metrics()
+        )
+
+    def custom_query(
+        self,
+        resource: ResourceInfo,
+        metric: str,
+        *,
+        namespace: str | None,
+        names: Sequence[str],
+        metric_selector: Selector,
+    ) -> PreparedQuery | None:
+        source = self._index.find_custom(resource.group_resource, metric)
+        if source is None:
+            return None
+        query = build_custom_query(
+            source,
+            resource=resource,
+            namespace=namespace,
+            names=names,
+            metric_selector=metric_selector,
+            resolver=self._resolver,
+        )
+        return PreparedQuery(query.promql, query.resource_label, query.window_seconds)
+
+    def external_query(
+        self, metric: str, *, namespace: str, selector: Selector
+    ) -> PreparedQuery | None:
+        source = self._index.find_external(metric)
+        if source is None:
+            return None
+        query = build_external_query(
+            source, namespace=namespace, metric_selector=selector, resolver=self._resolver
+        )
+        return PreparedQuery(query.promql, None, query.window_seconds)
+
+
+class RulesEngine:
+    """A `RuleEngine` over a loaded rule file; the resolver maps labels to resources."""
+
+    def __init__(self, config: RulesConfig, *, resolver: ResourceResolver) -> None:
+        self.config = config
+        self._resolver = resolver
+
+    @property
+    def series_queries(self) -> Sequence[str]:
+        return self.config.series_queries
+
+    def index_part(self, series_query: str, series: Iterable[Mapping[str, str]]) -> object:
+        return index_series(self.config, series_query, series, resolver=self._resolver)
+
+    def combine(self, parts: Mapping[str, object]) -> RulesPlanner:
+        indexes = [p for p in parts.values() if isinstance(p, SeriesIndex)]
+        return RulesPlanner(MetricIndex.merge(indexes), self._resolver)
+
+    def with_resolver(self, resolver: ResourceResolver) -> RulesEngine:
+        return RulesEngine(self.config, resolver=resolver)
+
+
+def load_engine(
+    text: str, *, source: str, resolver: ResourceResolver = STATIC_RESOLVER
+) -> RulesEngine:
+    """Parse a rule file; ConfigError carries the RuleError's place and problem."""
+    try:
+        config = load_rules(text, source=source)
+    except RuleError as err:
+        raise ConfigError(str(err)) from err
+    return RulesEngine(config, resolver=resolver)
