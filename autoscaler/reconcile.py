@@ -17,7 +17,7 @@ from typing import Any
 
 from autoscaler.cluster import Cluster, ClusterError, Scale
 from autoscaler.statusview import reference, set_condition, targets
-from common.kubetime import format_time
+from common.kubetime import format_time, parse_time
 
 __all__ = ["ControllerOptions", "Outcome", "Reconciler"]
 
@@ -37,6 +37,10 @@ class ControllerOptions:
     initial_readiness_delay: float = 30.0  # seconds; upstream default 30s
     downscale_stabilization: float = 300.0  # seconds; upstream default 5m
     scale_to_zero: bool = True  # the HPAScaleToZero behaviour, always on here
+    # seconds: how stale the persisted recommendation timestamps may get when nothing else
+    # changed; every pass refreshes them, and writing each pass would cost one status write
+    # per autoscaler per sync period
+    history_refresh: float = 60.0
 
     def document(self) -> JSON:
         return {
@@ -130,13 +134,12 @@ class Reconciler:
         now: datetime,
         write: bool,
     ) -> Outcome:
-        spec = obj.get("spec") or {}
         status = dict(result.get("status") or {})
         history = result.get("history")
         desired = int(result.get("desiredReplicas", scale.replicas))
-        reason = _summary(result)
+        reason = _rescale_reason(result)
         if write:
-            await self._metric_events(obj, spec, metrics, status)
+            await self._metric_events(obj, metrics, result)
         replicas, rescaled = scale.replicas, False
         if result.get("rescale") and write:
             try:
@@ -144,8 +147,7 @@ class Reconciler:
             except ClusterError as e:
                 msg = f"New size: {desired}; reason: {reason}; error: {e}"
                 await self._event(obj, WARNING, "FailedRescale", msg)
-                status = _failed_update(status, old, now, str(e))
-                history = {**(history or {}), **_events_of(old.get("history"))}
+                status, history = _failed_update(result, old, now, str(e))
                 await self._write_status(obj, old, status, history)
                 return Outcome("FailedUpdateScale", scale.replicas, error=str(e))
             replicas, rescaled = desired, True
@@ -161,18 +163,17 @@ class Reconciler:
             at_zero_awake=replicas == 0 and _woken_at_zero(status),
         )
 
-    async def _metric_events(
-        self, obj: JSON, spec: Mapping[str, Any], metrics: list[JSON], status: JSON
-    ) -> None:
-        specs = list(spec.get("metrics") or [])
-        errors = [(m, e["error"]) for m, e in zip(specs, metrics, strict=False) if "error" in e]
-        for m, err in errors:
-            kind = str(m.get("type", ""))
-            await self._event(obj, WARNING, f"FailedGet{kind}Metric", str(err))
-        active = _condition(status, "ScalingActive")
-        if errors and active is not None and active.get("status") == "False":
-            msg = f"invalid metrics ({len(errors)} invalid out of {len(specs)}), first error is: "
-            await self._event(obj, WARNING, "FailedComputeMetricsReplicas", msg + errors[0][1])
+    async def _metric_events(self, obj: JSON, metrics: list[JSON], result: JSON) -> None:
+        """FailedGet<Type>Metric per unreadable metric; FailedComputeMetricsReplicas when the
+        core could not compute (upstream's reconcile error)."""
+        specs = list((obj.get("spec") or {}).get("metrics") or [])
+        for m, entry in zip(specs, metrics, strict=False):
+            if "error" in entry:
+                kind = str(m.get("type", ""))
+                await self._event(obj, WARNING, f"FailedGet{kind}Metric", str(entry["error"]))
+        error = result.get("computeError")
+        if error:
+            await self._event(obj, WARNING, "FailedComputeMetricsReplicas", str(error))
 
     async def _fail(
         self,
@@ -206,8 +207,8 @@ class Reconciler:
         new["targets"] = targets(spec, new.get("currentMetrics"))
         if "lastScaleTime" not in new and old.get("lastScaleTime"):
             new["lastScaleTime"] = old["lastScaleTime"]
-        if new == {k: v for k, v in old.items() if v is not None}:
-            return  # unchanged: no write (the HPA also skips no-op status updates)
+        if self._unchanged(old, new):
+            return  # no write (the HPA also skips no-op status updates)
         patch: JSON = {k: None for k in old if k not in new}  # merge patch: null removes
         patch.update(new)
         meta = obj.get("metadata", {})
@@ -222,8 +223,37 @@ class Reconciler:
             return
         obj["status"] = fresh.get("status", new) if fresh else new
 
+    def _unchanged(self, old: JSON, new: JSON) -> bool:
+        """Equal apart from history, and the history equal in what it holds (the scale events,
+        the set of recommended values) and persisted within `history_refresh` seconds."""
+        old = {k: v for k, v in old.items() if v is not None}
+        if {**old, "history": None} != {**new, "history": None}:
+            return False
+        before, after = old.get("history") or {}, new.get("history") or {}
+        for key in ("scaleUpEvents", "scaleDownEvents"):
+            if (before.get(key) or []) != (after.get(key) or []):
+                return False
+        recs_before = before.get("recommendations") or []
+        recs_after = after.get("recommendations") or []
+        values = {r.get("replicas") for r in recs_before}
+        if values != {r.get("replicas") for r in recs_after}:
+            return False
+        if (before.get("recommendations") is None) != (after.get("recommendations") is None):
+            return False
+        return _age(recs_before, recs_after) < self._options.history_refresh
+
     async def _event(self, obj: JSON, type_: str, reason: str, message: str) -> None:
         await self._cluster.record_event(obj, type_=type_, reason=reason, message=message)
+
+
+def _age(before: list[Any], after: list[Any]) -> float:
+    """Seconds between the newest persisted recommendation and the newest new one."""
+    try:
+        old = max(parse_time(str(r["timestamp"])) for r in before)
+        new = max(parse_time(str(r["timestamp"])) for r in after)
+    except (KeyError, ValueError):  # empty or unparsable: refresh
+        return float("inf")
+    return (new - old).total_seconds()
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -261,27 +291,32 @@ def _decision_reason(status: Mapping[str, Any], rescaled: bool) -> str:
     return str(cond.get("reason", "Unknown")) if cond else "Unknown"
 
 
-def _summary(result: Mapping[str, Any]) -> str:
-    """The short "why" for SuccessfulRescale ("... above target"), from the core."""
-    for key in ("summary", "reason"):
+def _rescale_reason(result: Mapping[str, Any]) -> str:
+    """Upstream's rescale reason ("... above target"), else the core's summary."""
+    for key in ("rescaleReason", "summary"):
         if isinstance(result.get(key), str) and result[key]:
             return str(result[key])
-    lines = result.get("explanation") or []
-    return str(lines[-1]) if lines else "metrics changed"
+    return "metrics changed"
 
 
-def _failed_update(status: JSON, old: Mapping[str, Any], now: datetime, error: str) -> JSON:
-    """Upstream on a failed scale update: AbleToScale=False/FailedUpdateScale, old desired."""
+def _failed_update(
+    result: Mapping[str, Any], old: Mapping[str, Any], now: datetime, error: str
+) -> tuple[JSON, Any]:
+    """Upstream on a failed scale update: AbleToScale=False/FailedUpdateScale, the previous
+    desiredReplicas, and no scale event recorded. The core says what to keep, when it can."""
+    status = dict(result.get("failedUpdateStatus") or result.get("status") or {})
+    history = result.get("failedUpdateHistory") or result.get("history")
     msg = f"the HPA controller was unable to update the target scale: {error}"
-    conditions = set_condition(
-        list(status.get("conditions") or []), "AbleToScale", "False", "FailedUpdateScale", msg, now
-    )
-    out = {**status, "conditions": conditions}
-    out["desiredReplicas"] = old.get("desiredReplicas", status.get("currentReplicas"))
-    out.pop("lastScaleTime", None)
-    if old.get("lastScaleTime"):
-        out["lastScaleTime"] = old["lastScaleTime"]
-    return out
+    conditions = list(status.get("conditions") or [])
+    conditions = set_condition(conditions, "AbleToScale", "False", "FailedUpdateScale", msg, now)
+    status["conditions"] = conditions
+    if "failedUpdateStatus" not in result:
+        status["desiredReplicas"] = old.get("desiredReplicas", status.get("currentReplicas"))
+        status.pop("lastScaleTime", None)
+        if old.get("lastScaleTime"):
+            status["lastScaleTime"] = old["lastScaleTime"]
+        history = {**(history or {}), **_events_of(old.get("history"))}
+    return status, history
 
 
 def _events_of(history: Any) -> JSON:
