@@ -185,11 +185,11 @@ def _bearer_token(header: str | None, errors: list[str]) -> str | None:
     """The token of `Authorization: Bearer <token>`; other schemes are not ours to judge."""
     if header is None:
         return None
-    parts = header.strip().split(" ")
+    parts = header.strip().split(" ", 2)
     if len(parts) < 2 or parts[0].lower() != "bearer":
         return None
     token = parts[1]
-    if not token or len(parts) > 2:
+    if not token or len(parts) > 2:  # upstream ignores a third part; we refuse it
         errors.append("bearer token: malformed Authorization header")
         return None
     return token

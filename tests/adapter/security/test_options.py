@@ -1,0 +1,109 @@
+"""k8s.io/apiserver's authentication/authorization flags: names, defaults, syntax."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from adapter.auth.options import (
+    MODE_ALWAYS_ALLOW,
+    AuthOptions,
+    add_auth_arguments,
+    build_guard,
+    client_cas_provider,
+    parse_duration,
+)
+from adapter.errors import ConfigError
+from adapter.server.auth_seam import ALLOW_ALL
+from tests.adapter.security.fakes import FakeCluster
+from tests.adapter.security.pki import make_ca
+
+
+def parse(*argv: str) -> AuthOptions:
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_auth_arguments(parser)
+    return AuthOptions.from_namespace(parser.parse_args(list(argv)))
+
+
+def test_defaults_are_upstreams():
+    assert parse() == AuthOptions()
+    opts = AuthOptions()
+    assert opts.token_cache_ttl == 10 and opts.authorized_ttl == 10 and opts.unauthorized_ttl == 10
+    assert opts.always_allow_paths == ("/healthz", "/readyz", "/livez")
+    assert opts.anonymous_auth and not opts.authentication_skip_lookup
+
+
+@pytest.mark.parametrize(
+    ("argv", "field", "want"),
+    [
+        pytest.param(["--anonymous-auth=false"], "anonymous_auth", False, id="go-bool-false"),
+        pytest.param(["--authentication-skip-lookup"], "authentication_skip_lookup", True,
+                     id="bare-bool"),
+        pytest.param(["--authentication-token-webhook-cache-ttl=1m30s"], "token_cache_ttl", 90.0,
+                     id="duration"),
+        pytest.param(["--authorization-webhook-cache-unauthorized-ttl", "250ms"],
+                     "unauthorized_ttl", 0.25, id="duration-ms"),
+        pytest.param(["--authorization-always-allow-paths=/healthz,/metrics"],
+                     "always_allow_paths", ("/healthz", "/metrics"), id="slice-replaces-default"),
+        pytest.param(["--requestheader-allowed-names=a", "--requestheader-allowed-names=b,c"],
+                     "requestheader_allowed_names", ("a", "b", "c"), id="slice-repeated"),
+        pytest.param(["--authorization-mode=AlwaysAllow"], "authorization_mode", "AlwaysAllow",
+                     id="mode"),
+    ],
+)
+def test_flag_syntax(argv, field, want):
+    assert getattr(parse(*argv), field) == want
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["--anonymous-auth=maybe"], id="bad-bool"),
+        pytest.param(["--authentication-token-webhook-cache-ttl=10"], id="duration-without-unit"),
+        pytest.param(["--authorization-mode=RBAC"], id="unknown-mode"),
+    ],
+)
+def test_bad_flag_values_are_refused(argv):
+    with pytest.raises(argparse.ArgumentError):
+        parse(*argv)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("10s", 10), ("1h30m", 5400), ("0", 0), ("1.5s", 1.5), ("100us", 1e-4)],
+)
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+def test_unreadable_ca_files_name_the_flag(tmp_path):
+    bad = tmp_path / "ca.crt"
+    bad.write_text("garbage")
+    with pytest.raises(ConfigError, match="--client-ca-file"):
+        AuthOptions(client_ca_file=str(bad)).flag_config()
+    with pytest.raises(ConfigError, match="--requestheader-client-ca-file"):
+        AuthOptions(requestheader_client_ca_file=str(tmp_path / "missing")).flag_config()
+
+
+def test_always_allow_without_cluster_is_allow_all_and_warns(caplog):
+    guard = build_guard(AuthOptions(authorization_mode=MODE_ALWAYS_ALLOW), kube=None)
+    assert guard is ALLOW_ALL
+    assert "AlwaysAllow" in caplog.text
+    assert client_cas_provider(guard)() is None
+
+
+def test_delegation_without_cluster_is_a_config_error():
+    with pytest.raises(ConfigError):
+        build_guard(AuthOptions(), kube=None)
+
+
+def test_client_cas_come_from_the_flag_files(tmp_path):
+    ca = make_ca("front")
+    path = tmp_path / "front.crt"
+    path.write_bytes(ca.pem)
+    guard = build_guard(
+        AuthOptions(requestheader_client_ca_file=str(path), authentication_skip_lookup=True),
+        kube=FakeCluster(),
+    )
+    assert ca.pem.strip() in client_cas_provider(guard)()
