@@ -61,9 +61,15 @@ def make_ca(cn: str) -> Issued:
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-                encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )
@@ -83,7 +89,8 @@ def issue(
     usage: tuple[x509.ObjectIdentifier, ...] | None = None,
 ) -> Issued:
     key = ec.generate_private_key(ec.SECP256R1())
-    usages = usage or ((ExtendedKeyUsageOID.SERVER_AUTH,) if server else (ExtendedKeyUsageOID.CLIENT_AUTH,))
+    default = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
+    usages = usage or (default,)
     builder = (
         x509.CertificateBuilder()
         .subject_name(_name(cn, orgs))

@@ -69,11 +69,20 @@ class Case:
 SPOOF = [("X-Remote-User", "admin"), ("X-Remote-Group", "system:masters")]
 CASES = [
     pytest.param(
-        Case(headers=[*SPOOF, ("X-Remote-Group", "g2"), ("X-Remote-Extra-Scopes", "a"),
-                      ("X-Remote-Extra-Acme.com%2fproject", "p")],
-             cert=PROXY.der,
-             want=UserInfo(name="admin", groups=("system:masters", "g2", "system:authenticated"),
-                           extra={"scopes": ("a",), "acme.com/project": ("p",)})),
+        Case(
+            headers=[
+                *SPOOF,
+                ("X-Remote-Group", "g2"),
+                ("X-Remote-Extra-Scopes", "a"),
+                ("X-Remote-Extra-Acme.com%2fproject", "p"),
+            ],
+            cert=PROXY.der,
+            want=UserInfo(
+                name="admin",
+                groups=("system:masters", "g2", "system:authenticated"),
+                extra={"scopes": ("a",), "acme.com/project": ("p",)},
+            ),
+        ),
         id="front-proxy-trusted-with-extras",
     ),
     pytest.param(Case(headers=SPOOF, want=ANONYMOUS), id="spoofed-headers-without-cert-ignored"),
@@ -81,37 +90,54 @@ CASES = [
     pytest.param(Case(headers=SPOOF, cert=FORGED.der), id="spoofed-headers-other-ca-401"),
     pytest.param(Case(headers=SPOOF, cert=STRANGER_PROXY.der), id="spoofed-cn-not-allowed-401"),
     pytest.param(
-        Case(headers=SPOOF, cert=STRANGER_PROXY.der, allowed=(),
-             want=UserInfo(name="admin", groups=("system:masters", "system:authenticated"))),
+        Case(
+            headers=SPOOF,
+            cert=STRANGER_PROXY.der,
+            allowed=(),
+            want=UserInfo(name="admin", groups=("system:masters", "system:authenticated")),
+        ),
         id="any-cn-when-allowed-names-empty",
     ),
     pytest.param(
-        Case(headers=SPOOF, cert=ALICE_CERT.der,
-             want=UserInfo(name="alice", groups=("dev", "ops", "system:authenticated"))),
+        Case(
+            headers=SPOOF,
+            cert=ALICE_CERT.der,
+            want=UserInfo(name="alice", groups=("dev", "ops", "system:authenticated")),
+        ),
         id="client-cert-headers-ignored-cn-and-o-used",
     ),
     pytest.param(Case(cert=EXPIRED.der), id="expired-client-cert-401"),
     pytest.param(
-        Case(headers=[("Authorization", "Bearer good")],
-             want=UserInfo(name="bob", groups=("team", "system:authenticated"), uid="u-1")),
+        Case(
+            headers=[("Authorization", "Bearer good")],
+            want=UserInfo(name="bob", groups=("team", "system:authenticated"), uid="u-1"),
+        ),
         id="token",
     ),
     pytest.param(
-        Case(headers=[*SPOOF, ("Authorization", "Bearer good")],
-             want=UserInfo(name="bob", groups=("team", "system:authenticated"), uid="u-1")),
+        Case(
+            headers=[*SPOOF, ("Authorization", "Bearer good")],
+            want=UserInfo(name="bob", groups=("team", "system:authenticated"), uid="u-1"),
+        ),
         id="token-with-spoofed-headers-is-token-user",
     ),
     pytest.param(Case(headers=[("Authorization", "Bearer bad")]), id="bad-token-401-not-anonymous"),
-    pytest.param(Case(headers=[("Authorization", "Bearer ")], want=ANONYMOUS),
-                 id="bare-bearer-word-is-no-credential-as-upstream"),
+    pytest.param(
+        Case(headers=[("Authorization", "Bearer ")], want=ANONYMOUS),
+        id="bare-bearer-word-is-no-credential-as-upstream",
+    ),
     pytest.param(Case(headers=[("Authorization", "Bearer  x")]), id="empty-token-401"),
     pytest.param(Case(headers=[("Authorization", "Bearer a b")]), id="malformed-bearer-401"),
-    pytest.param(Case(headers=[("Authorization", "Basic Zm9vOmJhcg==")], want=ANONYMOUS),
-                 id="other-scheme-ignored"),
+    pytest.param(
+        Case(headers=[("Authorization", "Basic Zm9vOmJhcg==")], want=ANONYMOUS),
+        id="other-scheme-ignored",
+    ),
     pytest.param(Case(want=ANONYMOUS), id="anonymous"),
     pytest.param(Case(anonymous=False), id="anonymous-off-401"),
-    pytest.param(Case(headers=[("X-Remote-Group", "g")], cert=PROXY.der, want=ANONYMOUS),
-                 id="front-proxy-without-user-header-names-nobody"),
+    pytest.param(
+        Case(headers=[("X-Remote-Group", "g")], cert=PROXY.der, want=ANONYMOUS),
+        id="front-proxy-without-user-header-names-nobody",
+    ),
 ]
 
 
@@ -124,7 +150,8 @@ async def test_authenticate(case: Case):
             await authn.authenticate(headers, case.cert)
         assert info.value.code == 401
         assert info.value.message == "Unauthorized"
-        assert "good" not in info.value.why and "bad" not in info.value.why
+        assert "good" not in info.value.why
+        assert "bad" not in info.value.why
     else:
         user = await authn.authenticate(headers, case.cert)
         assert user.name == case.want.name
@@ -180,21 +207,25 @@ def test_configmap_fills_what_flags_leave_empty_and_flags_win():
     dynamic = DynamicAuthnConfig(flags, follow_configmap=True)
     assert dynamic.config.request_header is None
     first = dynamic.generation
-    dynamic.update_from_configmap({
-        "client-ca-file": OTHER_CA.pem.decode(),
-        "requestheader-client-ca-file": FRONT_CA.pem.decode(),
-        "requestheader-allowed-names": '["front-proxy-client"]',
-        "requestheader-username-headers": '["X-Remote-User"]',
-        "requestheader-group-headers": '["X-Remote-Group"]',
-        "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]',
-    })
+    dynamic.update_from_configmap(
+        {
+            "client-ca-file": OTHER_CA.pem.decode(),
+            "requestheader-client-ca-file": FRONT_CA.pem.decode(),
+            "requestheader-allowed-names": '["front-proxy-client"]',
+            "requestheader-username-headers": '["X-Remote-User"]',
+            "requestheader-group-headers": '["X-Remote-Group"]',
+            "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]',
+        }
+    )
     assert dynamic.generation > first
     assert dynamic.config.client_ca.pem == CLIENT_CA.pem  # the flag wins
     rh = dynamic.config.request_header
-    assert rh is not None and rh.allowed_names == ("front-proxy-client",)
+    assert rh is not None
+    assert rh.allowed_names == ("front-proxy-client",)
     assert rh.username_headers == ("X-Remote-User",)
     cas = dynamic.client_cas()
-    assert FRONT_CA.pem.strip() in cas and CLIENT_CA.pem.strip() in cas
+    assert FRONT_CA.pem.strip() in cas
+    assert CLIENT_CA.pem.strip() in cas
     assert OTHER_CA.pem.strip() not in cas
 
 
@@ -202,10 +233,20 @@ def test_configmap_fills_what_flags_leave_empty_and_flags_win():
     "data",
     [
         pytest.param({"requestheader-client-ca-file": "not a pem"}, id="bad-pem"),
-        pytest.param({"requestheader-client-ca-file": FRONT_CA.pem.decode(),
-                      "requestheader-allowed-names": "front-proxy"}, id="names-not-json"),
-        pytest.param({"requestheader-client-ca-file": FRONT_CA.pem.decode(),
-                      "requestheader-group-headers": '{"a": 1}'}, id="headers-not-a-list"),
+        pytest.param(
+            {
+                "requestheader-client-ca-file": FRONT_CA.pem.decode(),
+                "requestheader-allowed-names": "front-proxy",
+            },
+            id="names-not-json",
+        ),
+        pytest.param(
+            {
+                "requestheader-client-ca-file": FRONT_CA.pem.decode(),
+                "requestheader-group-headers": '{"a": 1}',
+            },
+            id="headers-not-a-list",
+        ),
     ],
 )
 def test_an_unreadable_configmap_keeps_the_previous_settings(data, caplog):

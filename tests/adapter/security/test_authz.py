@@ -29,8 +29,13 @@ def test_review_spec_carries_the_user_and_the_resource_attributes():
         "uid": "1",
         "extra": {"scopes": ["a", "b"]},
         "resourceAttributes": {
-            "namespace": "ns", "verb": "get", "group": "custom.metrics.k8s.io",
-            "version": "v1beta2", "resource": "pods", "subresource": "m", "name": "*",
+            "namespace": "ns",
+            "verb": "get",
+            "group": "custom.metrics.k8s.io",
+            "version": "v1beta2",
+            "resource": "pods",
+            "subresource": "m",
+            "name": "*",
         },
     }
 
@@ -50,7 +55,8 @@ async def test_denied_answers_are_cached_for_the_unauthorized_ttl():
     cluster, clock = FakeCluster(), Clock()
     authz = make(cluster, clock)
     decision = await authz.authorize(HPA, PODS)
-    assert not decision.allowed and decision.reason == "no RBAC rule"
+    assert not decision.allowed
+    assert decision.reason == "no RBAC rule"
     clock.t = 4.9
     await authz.authorize(HPA, PODS)
     assert len(cluster.access_reviews) == 1

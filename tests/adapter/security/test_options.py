@@ -29,27 +29,48 @@ def parse(*argv: str) -> AuthOptions:
 def test_defaults_are_upstreams():
     assert parse() == AuthOptions()
     opts = AuthOptions()
-    assert opts.token_cache_ttl == 10 and opts.authorized_ttl == 10 and opts.unauthorized_ttl == 10
+    assert opts.token_cache_ttl == 10
+    assert opts.authorized_ttl == 10
+    assert opts.unauthorized_ttl == 10
     assert opts.always_allow_paths == ("/healthz", "/readyz", "/livez")
-    assert opts.anonymous_auth and not opts.authentication_skip_lookup
+    assert opts.anonymous_auth
+    assert not opts.authentication_skip_lookup
 
 
 @pytest.mark.parametrize(
     ("argv", "field", "want"),
     [
         pytest.param(["--anonymous-auth=false"], "anonymous_auth", False, id="go-bool-false"),
-        pytest.param(["--authentication-skip-lookup"], "authentication_skip_lookup", True,
-                     id="bare-bool"),
-        pytest.param(["--authentication-token-webhook-cache-ttl=1m30s"], "token_cache_ttl", 90.0,
-                     id="duration"),
-        pytest.param(["--authorization-webhook-cache-unauthorized-ttl", "250ms"],
-                     "unauthorized_ttl", 0.25, id="duration-ms"),
-        pytest.param(["--authorization-always-allow-paths=/healthz,/metrics"],
-                     "always_allow_paths", ("/healthz", "/metrics"), id="slice-replaces-default"),
-        pytest.param(["--requestheader-allowed-names=a", "--requestheader-allowed-names=b,c"],
-                     "requestheader_allowed_names", ("a", "b", "c"), id="slice-repeated"),
-        pytest.param(["--authorization-mode=AlwaysAllow"], "authorization_mode", "AlwaysAllow",
-                     id="mode"),
+        pytest.param(
+            ["--authentication-skip-lookup"], "authentication_skip_lookup", True, id="bare-bool"
+        ),
+        pytest.param(
+            ["--authentication-token-webhook-cache-ttl=1m30s"],
+            "token_cache_ttl",
+            90.0,
+            id="duration",
+        ),
+        pytest.param(
+            ["--authorization-webhook-cache-unauthorized-ttl", "250ms"],
+            "unauthorized_ttl",
+            0.25,
+            id="duration-ms",
+        ),
+        pytest.param(
+            ["--authorization-always-allow-paths=/healthz,/metrics"],
+            "always_allow_paths",
+            ("/healthz", "/metrics"),
+            id="slice-replaces-default",
+        ),
+        pytest.param(
+            ["--requestheader-allowed-names=a", "--requestheader-allowed-names=b,c"],
+            "requestheader_allowed_names",
+            ("a", "b", "c"),
+            id="slice-repeated",
+        ),
+        pytest.param(
+            ["--authorization-mode=AlwaysAllow"], "authorization_mode", "AlwaysAllow", id="mode"
+        ),
     ],
 )
 def test_flag_syntax(argv, field, want):
