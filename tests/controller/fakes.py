@@ -27,7 +27,10 @@ class FakeCluster:
         self.delay: dict[str, float] = {}  # seconds get_scale takes, per target name
 
     def add_target(self, name: str, replicas: int, *, selector: str = "app=web") -> None:
-        raw = {"spec": {"replicas": replicas}, "status": {"replicas": replicas, "selector": selector}}
+        raw = {
+            "spec": {"replicas": replicas},
+            "status": {"replicas": replicas, "selector": selector},
+        }
         self.scales[name] = Scale(path=name, raw=raw)
 
     async def get_scale(self, namespace: str, ref: Mapping[str, Any]) -> Scale:
@@ -50,17 +53,23 @@ class FakeCluster:
         self.pod_calls += 1
         return list(self.pods)
 
-    async def fetch_metric(self, namespace: str, metric: Mapping[str, Any], *, pod_selector: str) -> dict[str, Any]:
+    async def fetch_metric(
+        self, namespace: str, metric: Mapping[str, Any], *, pod_selector: str
+    ) -> dict[str, Any]:
         kind = str(metric.get("type"))
         source = metric.get(kind[:1].lower() + kind[1:]) or {}
         name = str((source.get("metric") or {}).get("name") or source.get("name"))
         return copy.deepcopy(self.metrics.get(name, {"error": f"no metric {name}"}))
 
-    async def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
+    async def patch_status(
+        self, namespace: str, name: str, status: dict[str, Any]
+    ) -> dict[str, Any]:
         self.status_patches.append((f"{namespace}/{name}", copy.deepcopy(status)))
         return {}
 
-    async def record_event(self, obj: Mapping[str, Any], *, type_: str, reason: str, message: str) -> None:
+    async def record_event(
+        self, obj: Mapping[str, Any], *, type_: str, reason: str, message: str
+    ) -> None:
         meta = obj.get("metadata", {})
         self.events.append((f"{meta.get('namespace')}/{meta.get('name')}", type_, reason, message))
 
@@ -90,7 +99,12 @@ def autoscaler(
     return {
         "apiVersion": "promscaler.dev/v1alpha1",
         "kind": "Autoscaler",
-        "metadata": {"name": name, "namespace": namespace, "generation": generation, "uid": f"uid-{name}"},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "generation": generation,
+            "uid": f"uid-{name}",
+        },
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
             "minReplicas": min_replicas,
@@ -102,13 +116,32 @@ def autoscaler(
 
 
 def external(name: str, value: str, *, average: bool = False) -> dict[str, Any]:
-    target = {"type": "AverageValue", "averageValue": value} if average else {"type": "Value", "value": value}
+    target = (
+        {"type": "AverageValue", "averageValue": value}
+        if average
+        else {"type": "Value", "value": value}
+    )
     return {"type": "External", "external": {"metric": {"name": name}, "target": target}}
 
 
 def pods_metric(name: str, average: str) -> dict[str, Any]:
-    return {"type": "Pods", "pods": {"metric": {"name": name}, "target": {"type": "AverageValue", "averageValue": average}}}
+    return {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": name},
+            "target": {"type": "AverageValue", "averageValue": average},
+        },
+    }
 
 
 def external_value(value: str) -> dict[str, Any]:
-    return {"items": [{"metricName": "queue", "metricLabels": {}, "timestamp": "2026-01-01T00:00:00Z", "value": value}]}
+    return {
+        "items": [
+            {
+                "metricName": "queue",
+                "metricLabels": {},
+                "timestamp": "2026-01-01T00:00:00Z",
+                "value": value,
+            }
+        ]
+    }

@@ -42,7 +42,7 @@ async def test_scale_up_writes_scale_event_and_status_with_history():
     assert outcome.rescaled and outcome.replicas == 4 and outcome.reason == "SucceededRescale"
     assert cluster.events[0][1:3] == ("Normal", "SuccessfulRescale")
     assert cluster.events[0][3] == "New size: 4; reason: external metric queue(nil) above target"
-    (key, patch), = cluster.status_patches
+    ((key, patch),) = cluster.status_patches
     assert key == "default/web"
     assert patch["observedGeneration"] == 3
     assert patch["desiredReplicas"] == 4
@@ -72,7 +72,11 @@ async def test_history_from_status_feeds_the_next_pass():
     cluster.add_target("web", 4)
     cluster.metrics["queue"] = external_value("10")
     obj = autoscaler(metrics=[external("queue", "10", average=True)])
-    history = {"recommendations": [{"replicas": 4, "timestamp": "2025-12-31T23:59:00Z"}], "scaleUpEvents": [], "scaleDownEvents": []}
+    history = {
+        "recommendations": [{"replicas": 4, "timestamp": "2025-12-31T23:59:00Z"}],
+        "scaleUpEvents": [],
+        "scaleDownEvents": [],
+    }
     obj["status"] = {"history": history}
     decide = ScriptedDecide(decide_document)
 
@@ -101,7 +105,7 @@ async def test_metric_fetch_error_becomes_error_entry_and_never_scales_down():
 
 async def test_failed_get_scale_sets_condition_and_event_without_deciding():
     cluster = FakeCluster()
-    cluster.scale_errors["web"] = ClusterError("NotFound", "deployments.apps \"web\" not found")
+    cluster.scale_errors["web"] = ClusterError("NotFound", 'deployments.apps "web" not found')
     decide = ScriptedDecide(decide_document)
 
     outcome = await reconciler(cluster, decide).reconcile(autoscaler(), now=NOW)
@@ -110,7 +114,11 @@ async def test_failed_get_scale_sets_condition_and_event_without_deciding():
     assert outcome.error and outcome.reason == "FailedGetScale"
     assert reasons(cluster) == ["FailedGetScale"]
     (cond,) = cluster.status_patches[0][1]["conditions"]
-    assert (cond["type"], cond["status"], cond["reason"]) == ("AbleToScale", "False", "FailedGetScale")
+    assert (cond["type"], cond["status"], cond["reason"]) == (
+        "AbleToScale",
+        "False",
+        "FailedGetScale",
+    )
 
 
 async def test_failed_scale_write_keeps_desired_and_scale_events():
@@ -120,7 +128,9 @@ async def test_failed_scale_write_keeps_desired_and_scale_events():
     cluster.metrics["queue"] = external_value("55")
     obj = autoscaler(metrics=[external("queue", "10", average=True)])
     obj["status"] = {"desiredReplicas": 2, "currentReplicas": 2}
-    obj["spec"]["behavior"] = {"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}
+    obj["spec"]["behavior"] = {
+        "scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}
+    }
 
     outcome = await reconciler(cluster).reconcile(obj, now=NOW)
 
@@ -186,7 +196,10 @@ async def test_scale_to_zero_then_fast_wake_outcome():
     assert down.at_zero_awake, "a target just scaled to zero is polled fast"
     obj["status"] = cluster.status_patches[-1][1]
     conds = {c["type"]: c for c in obj["status"]["conditions"]}
-    assert (conds["ScaledToZero"]["status"], conds["ScaledToZero"]["reason"]) == ("True", "ScaledToZero")
+    assert (conds["ScaledToZero"]["status"], conds["ScaledToZero"]["reason"]) == (
+        "True",
+        "ScaledToZero",
+    )
 
     cluster.metrics["queue"] = external_value("25")
     up = await rec.reconcile(obj, now=NOW + timedelta(seconds=1))

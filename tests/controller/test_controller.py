@@ -1,0 +1,149 @@
+"""Scheduling: generation changes, isolation of slow autoscalers, backoff, fast zero polling,
+leadership."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+from autoscaler.controller import Controller, ControllerConfig
+from autoscaler.queue import WorkQueue
+from autoscaler.reconcile import Outcome
+from tests.controller.fakes import autoscaler
+
+
+class Store:
+    def __init__(self, *objs):
+        self.objects = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o for o in objs}
+
+
+class FakeReconciler:
+    """Records pass start times (loop time); outcome and duration per name."""
+
+    def __init__(self, outcomes=None, delays=None):
+        self.outcomes = outcomes or {}
+        self.delays = delays or {}
+        self.passes: list[tuple[str, float]] = []
+
+    async def reconcile(self, obj, *, now: datetime, write: bool = True) -> Outcome:
+        name = obj["metadata"]["name"]
+        self.passes.append((name, asyncio.get_running_loop().time()))
+        await asyncio.sleep(self.delays.get(name, 0))
+        return self.outcomes.get(name, Outcome(reason="ReadyForNewScale", replicas=1))
+
+    def count(self, name):
+        return sum(1 for n, _ in self.passes if n == name)
+
+
+def controller(reconciler, store, **config):
+    base = {"sync_period": 0.3, "zero_poll_interval": 0.05, "workers": 2, "jitter": 0.0}
+    return Controller(reconciler, store, config=ControllerConfig(**{**base, **config}))
+
+
+async def run_for(ctl, seconds):
+    ctl.set_leading(True)
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        await ctl.stop()
+
+
+async def test_each_autoscaler_is_reconciled_every_sync_period():
+    rec = FakeReconciler()
+    store = Store(autoscaler("a"), autoscaler("b"))
+    await run_for(controller(rec, store), 0.75)
+    # at 0, 0.3 and 0.6 seconds
+    assert rec.count("a") == 3 and rec.count("b") == 3
+
+
+async def test_generation_change_reconciles_at_once():
+    rec = FakeReconciler()
+    obj = autoscaler("a")
+    store = Store(obj)
+    ctl = controller(rec, store, sync_period=10.0)
+    ctl.on_event("ADDED", obj)
+    ctl.set_leading(True)
+    await asyncio.sleep(0.05)
+    assert rec.count("a") == 1
+    ctl.on_event("MODIFIED", obj)  # a status update: same generation
+    await asyncio.sleep(0.05)
+    assert rec.count("a") == 1
+    changed = autoscaler("a", generation=2)
+    store.objects["default/a"] = changed
+    ctl.on_event("MODIFIED", changed)
+    await asyncio.sleep(0.05)
+    await ctl.stop()
+    assert rec.count("a") == 2
+
+
+async def test_a_slow_autoscaler_does_not_delay_the_others():
+    rec = FakeReconciler(delays={"slow": 5.0})
+    store = Store(autoscaler("slow"), autoscaler("b"), autoscaler("c"))
+    await run_for(controller(rec, store, pass_timeout=0.5), 0.75)
+    assert rec.count("b") == 3 and rec.count("c") == 3
+    assert rec.count("slow") >= 1
+
+
+async def test_failures_back_off_per_object():
+    rec = FakeReconciler(outcomes={"bad": Outcome(reason="FailedGetScale", error="boom")})
+    store = Store(autoscaler("bad"), autoscaler("good"))
+    ctl = controller(rec, store, sync_period=1.0, min_backoff=0.1)
+    await run_for(ctl, 0.8)
+    times = [t for n, t in rec.passes if n == "bad"]
+    gaps = [round(b - a, 1) for a, b in zip(times, times[1:], strict=False)]
+    assert gaps[:3] == [0.1, 0.2, 0.4], "1st, 2nd, 3rd failures back off 0.1s, 0.2s, 0.4s"
+    assert rec.count("good") == 1
+    assert ctl.metrics.errors.labels("FailedGetScale")._value.get() == len(times)
+
+
+async def test_a_target_asleep_at_zero_is_polled_fast():
+    asleep = Outcome(reason="ReadyForNewScale", replicas=0, at_zero_awake=True)
+    rec = FakeReconciler(outcomes={"zero": asleep})
+    store = Store(autoscaler("zero"), autoscaler("b"))
+    await run_for(controller(rec, store, sync_period=1.0), 0.5)
+    assert rec.count("zero") >= 8  # every 0.05s
+    assert rec.count("b") == 1
+
+
+async def test_losing_leadership_stops_all_passes():
+    rec = FakeReconciler()
+    store = Store(autoscaler("a"))
+    ctl = controller(rec, store)
+    ctl.set_leading(True)
+    await asyncio.sleep(0.05)
+    ctl.set_leading(False)
+    before = len(rec.passes)
+    await asyncio.sleep(0.4)
+    assert len(rec.passes) == before == 1
+    ctl.set_leading(True)  # a new term starts with a full round
+    await asyncio.sleep(0.05)
+    await ctl.stop()
+    assert len(rec.passes) == 2
+
+
+async def test_deleted_autoscaler_is_forgotten():
+    rec = FakeReconciler()
+    obj = autoscaler("a")
+    store = Store(obj)
+    ctl = controller(rec, store)
+    ctl.set_leading(True)
+    await asyncio.sleep(0.05)
+    del store.objects["default/a"]
+    ctl.on_event("DELETED", obj)
+    await asyncio.sleep(0.4)
+    await ctl.stop()
+    assert rec.count("a") == 1
+
+
+async def test_queue_keeps_earliest_due_and_requeues_keys_added_while_active():
+    q = WorkQueue()
+    q.add("a", delay=10)
+    q.add("a", delay=0)  # earlier wins
+    assert len(q) == 1
+    key, _ = await asyncio.wait_for(q.get(), 1)
+    assert key == "a"
+    q.add("a")  # added while a worker holds it: not handed out twice
+    assert len(q) == 0
+    q.done("a")
+    key, _ = await asyncio.wait_for(q.get(), 1)
+    assert key == "a"

@@ -1,0 +1,124 @@
+"""The `run` command line: durations, flag validation, settings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from autoscaler.run_cli import build_parser, main, parse_duration, settings_from
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        pytest.param("15s", 15.0, id="seconds"),
+        pytest.param("1m", 60.0, id="minutes"),
+        pytest.param("1m30s", 90.0, id="compound"),
+        pytest.param("500ms", 0.5, id="milliseconds"),
+        pytest.param("1h", 3600.0, id="hours"),
+        pytest.param("2.5", 2.5, id="plain-seconds"),
+        pytest.param("0", 0.0, id="zero"),
+    ],
+)
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5x", "1m5", "s", "-1s", "m1", "1 m"])
+def test_bad_durations_are_rejected(text):
+    with pytest.raises(Exception, match="duration"):
+        parse_duration(text)
+
+
+def test_flags_become_settings():
+    args = build_parser().parse_args(
+        [
+            "--kubeconfig",
+            "/k",
+            "--namespace",
+            "a",
+            "--namespace",
+            "b",
+            "--namespace",
+            "a",
+            "--sync-period",
+            "30s",
+            "--zero-poll-interval",
+            "500ms",
+            "--workers",
+            "4",
+            "--leader-elect",
+            "--leader-elect-lease-duration",
+            "20s",
+            "--controller-tolerance",
+            "0.2",
+            "--controller-downscale-stabilization",
+            "1m",
+        ]
+    )
+    s = settings_from(args)
+    assert s.kubeconfig == "/k" and s.namespaces == ("a", "b")
+    assert (s.controller.sync_period, s.controller.zero_poll_interval, s.controller.workers) == (
+        30,
+        0.5,
+        4,
+    )
+    assert s.leader_elect and s.lease.lease_duration == 20 and s.lease.renew_deadline == 10
+    assert s.options.tolerance == 0.2 and s.options.downscale_stabilization == 60
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        pytest.param(["--sync-period", "fast"], "--sync-period", id="bad-duration"),
+        pytest.param(["--workers", "0"], "--workers", id="zero-workers"),
+        pytest.param(["--metrics-port", "70000"], "--metrics-port", id="bad-port"),
+        pytest.param(["--bogus"], "unrecognized", id="unknown-flag"),
+        pytest.param(
+            ["--leader-elect-renew-deadline", "20s"], "renew-deadline", id="renew-over-lease"
+        ),
+    ],
+)
+def test_bad_flag_exits_2_with_one_line(argv, says, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], lines
+
+
+def test_bad_flag_through_the_real_entry_point():
+    proc = subprocess.run(
+        [sys.executable, "-m", "autoscaler", "run", "--zero-poll-interval", "soon"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "--zero-poll-interval" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_lists_every_documented_flag():
+    text = build_parser().format_help()
+    for flag in (
+        "--kubeconfig",
+        "--sync-period",
+        "--zero-poll-interval",
+        "--workers",
+        "--namespace",
+        "--leader-elect-lease-duration",
+        "--leader-elect-renew-deadline",
+        "--leader-elect-retry-period",
+        "--leader-elect-resource-name",
+        "--leader-elect-resource-namespace",
+        "--metrics-port",
+        "--controller-tolerance",
+        "--controller-cpu-initialization-period",
+        "--controller-initial-readiness-delay",
+        "--controller-downscale-stabilization",
+    ):
+        assert flag in text
