@@ -4,6 +4,7 @@ leadership."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from datetime import datetime
 
 from autoscaler.controller import Controller, ControllerConfig
@@ -53,7 +54,8 @@ async def test_each_autoscaler_is_reconciled_every_sync_period():
     store = Store(autoscaler("a"), autoscaler("b"))
     await run_for(controller(rec, store), 0.75)
     # at 0, 0.3 and 0.6 seconds
-    assert rec.count("a") == 3 and rec.count("b") == 3
+    assert rec.count("a") == 3
+    assert rec.count("b") == 3
 
 
 async def test_generation_change_reconciles_at_once():
@@ -80,7 +82,8 @@ async def test_a_slow_autoscaler_does_not_delay_the_others():
     rec = FakeReconciler(delays={"slow": 5.0})
     store = Store(autoscaler("slow"), autoscaler("b"), autoscaler("c"))
     await run_for(controller(rec, store, pass_timeout=0.5), 0.75)
-    assert rec.count("b") == 3 and rec.count("c") == 3
+    assert rec.count("b") == 3
+    assert rec.count("c") == 3
     assert rec.count("slow") >= 1
 
 
@@ -90,7 +93,7 @@ async def test_failures_back_off_per_object():
     ctl = controller(rec, store, sync_period=1.0, min_backoff=0.1)
     await run_for(ctl, 0.8)
     times = [t for n, t in rec.passes if n == "bad"]
-    gaps = [round(b - a, 1) for a, b in zip(times, times[1:], strict=False)]
+    gaps = [round(b - a, 1) for a, b in itertools.pairwise(times)]
     assert gaps[:3] == [0.1, 0.2, 0.4], "1st, 2nd, 3rd failures back off 0.1s, 0.2s, 0.4s"
     assert rec.count("good") == 1
     assert ctl.metrics.errors.labels("FailedGetScale")._value.get() == len(times)

@@ -39,7 +39,9 @@ async def test_scale_up_writes_scale_event_and_status_with_history():
 
     # ceil(55/10) = 6, limited by the default scale-up rule to max(2*2, 4) = 4
     assert cluster.scale_writes == [("web", 4)]
-    assert outcome.rescaled and outcome.replicas == 4 and outcome.reason == "SucceededRescale"
+    assert outcome.rescaled
+    assert outcome.replicas == 4
+    assert outcome.reason == "SucceededRescale"
     assert cluster.events[0][1:3] == ("Normal", "SuccessfulRescale")
     assert cluster.events[0][3] == "New size: 4; reason: external metric queue(nil) above target"
     ((key, patch),) = cluster.status_patches
@@ -111,7 +113,8 @@ async def test_failed_get_scale_sets_condition_and_event_without_deciding():
     outcome = await reconciler(cluster, decide).reconcile(autoscaler(), now=NOW)
 
     assert decide.docs == []
-    assert outcome.error and outcome.reason == "FailedGetScale"
+    assert outcome.error
+    assert outcome.reason == "FailedGetScale"
     assert reasons(cluster) == ["FailedGetScale"]
     (cond,) = cluster.status_patches[0][1]["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == (
@@ -134,7 +137,8 @@ async def test_failed_scale_write_keeps_desired_and_scale_events():
 
     outcome = await reconciler(cluster).reconcile(obj, now=NOW)
 
-    assert outcome.reason == "FailedUpdateScale" and outcome.error
+    assert outcome.reason == "FailedUpdateScale"
+    assert outcome.error
     assert reasons(cluster) == ["FailedRescale"]
     assert cluster.events[0][3].startswith("New size: 3; reason: ")
     patch = cluster.status_patches[0][1]
@@ -151,7 +155,8 @@ async def test_invalid_spec_gets_condition_and_event_not_an_exception():
 
     outcome = await reconciler(cluster).reconcile(obj, now=NOW)
 
-    assert outcome.reason == "InvalidSpec" and outcome.error
+    assert outcome.reason == "InvalidSpec"
+    assert outcome.error
     assert reasons(cluster) == ["FailedComputeMetricsReplicas"]
     assert "external" in cluster.events[0][3]
     conds = {c["type"]: c for c in cluster.status_patches[0][1]["conditions"]}
@@ -166,7 +171,9 @@ async def test_follower_reads_and_decides_but_never_writes():
 
     await reconciler(cluster).reconcile(obj, now=NOW, write=False)
 
-    assert cluster.scale_writes == [] and cluster.status_patches == [] and cluster.events == []
+    assert cluster.scale_writes == []
+    assert cluster.status_patches == []
+    assert cluster.events == []
 
 
 @pytest.mark.parametrize(
@@ -204,7 +211,8 @@ async def test_scale_to_zero_then_fast_wake_outcome():
     cluster.metrics["queue"] = external_value("25")
     up = await rec.reconcile(obj, now=NOW + timedelta(seconds=1))
     assert cluster.scale_writes[-1] == ("web", 3)
-    assert up.replicas == 3 and not up.at_zero_awake
+    assert up.replicas == 3
+    assert not up.at_zero_awake
 
 
 async def test_manual_zero_stays_with_scaling_disabled():
@@ -216,4 +224,5 @@ async def test_manual_zero_stays_with_scaling_disabled():
     outcome = await reconciler(cluster).reconcile(obj, now=NOW)
 
     assert cluster.scale_writes == []
-    assert outcome.reason == "ScalingDisabled" and not outcome.at_zero_awake
+    assert outcome.reason == "ScalingDisabled"
+    assert not outcome.at_zero_awake

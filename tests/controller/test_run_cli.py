@@ -59,14 +59,18 @@ def test_flags_become_settings():
         ]
     )
     s = settings_from(args)
-    assert s.kubeconfig == "/k" and s.namespaces == ("a", "b")
+    assert s.kubeconfig == "/k"
+    assert s.namespaces == ("a", "b")
     assert (s.controller.sync_period, s.controller.zero_poll_interval, s.controller.workers) == (
         30,
         0.5,
         4,
     )
-    assert s.leader_elect and s.lease.lease_duration == 20 and s.lease.renew_deadline == 10
-    assert s.options.tolerance == 0.2 and s.options.downscale_stabilization == 60
+    assert s.leader_elect
+    assert s.lease.lease_duration == 20
+    assert s.lease.renew_deadline == 10
+    assert s.options.tolerance == 0.2
+    assert s.options.downscale_stabilization == 60
 
 
 @pytest.mark.parametrize(
@@ -86,7 +90,8 @@ def test_bad_flag_exits_2_with_one_line(argv, says, capsys):
         main(argv)
     assert exit_.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and says in lines[0], lines
+    assert len(lines) == 1, lines
+    assert says in lines[0]
 
 
 def test_bad_flag_through_the_real_entry_point():
@@ -98,7 +103,8 @@ def test_bad_flag_through_the_real_entry_point():
         check=False,
     )
     assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "--zero-poll-interval" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert "--zero-poll-interval" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
