@@ -9,5 +9,7 @@ from tests.charts.helm import Helm, find_helm
 def helm() -> Helm:
     binary = find_helm()
     if binary is None:
-        pytest.skip("helm is not installed: run `bash scripts/install-helm.sh .tools` (or `make helm`)")
+        pytest.skip(
+            "helm is not installed: run `bash scripts/install-helm.sh .tools` (or `make helm`)"
+        )
     return Helm(binary)

@@ -72,7 +72,9 @@ class Rendered:
 class Helm:
     binary: str
 
-    def template(self, values: Mapping[str, Any] | None = None, *, files: tuple[Path, ...] = ()) -> Rendered:
+    def template(
+        self, values: Mapping[str, Any] | None = None, *, files: tuple[Path, ...] = ()
+    ) -> Rendered:
         # cached by the JSON text: renders cost ~0.3 s and many tests share value sets
         text = json.dumps(values or {}, sort_keys=True)
         return _template(self.binary, text, tuple(str(f) for f in files))

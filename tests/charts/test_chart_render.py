@@ -12,7 +12,7 @@ import pytest
 import yaml
 from cryptography import x509
 
-from tests.charts.helm import CHART, NAMESPACE, ROOT, Helm, RenderError
+from tests.charts.helm import CHART, NAMESPACE, ROOT, Helm, Rendered, RenderError
 
 ADAPTER = "promscaler-adapter"
 AUTOSCALER = "promscaler-autoscaler"
@@ -25,19 +25,20 @@ VALUE_SETS = [pytest.param((), id="default")] + [
 CONSOLE_SCRIPTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
 
 
-def container(rendered: Any, deployment: str) -> dict[str, Any]:
+def container(rendered: Rendered, deployment: str) -> dict[str, Any]:
     dep = rendered.get("Deployment", deployment)
     (only,) = dep["spec"]["template"]["spec"]["containers"]
-    return only
+    return dict(only)
 
 
-def checksum(rendered: Any) -> str:
+def checksum(rendered: Rendered) -> str:
     dep = rendered.get("Deployment", ADAPTER)
-    return dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+    return str(dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"])
 
 
-def rule_file(rendered: Any) -> dict[str, Any]:
-    return yaml.safe_load(rendered.get("ConfigMap", ADAPTER)["data"]["config.yaml"])
+def rule_file(rendered: Rendered) -> dict[str, Any]:
+    text = rendered.get("ConfigMap", ADAPTER)["data"]["config.yaml"]
+    return dict(yaml.safe_load(text))
 
 
 # --- APIServices --------------------------------------------------------------------------------
@@ -61,7 +62,12 @@ class Switches:
 )
 def test_apiservices_follow_the_group_switches(helm: Helm, case: Switches) -> None:
     rendered = helm.template(
-        {"apiServices": {"custom": {"enabled": case.custom}, "external": {"enabled": case.external}}}
+        {
+            "apiServices": {
+                "custom": {"enabled": case.custom},
+                "external": {"enabled": case.external},
+            }
+        }
     )
     got = sorted(o["metadata"]["name"] for o in rendered.of_kind("APIService"))
     assert got == sorted(case.want)
@@ -177,7 +183,9 @@ def test_every_container_is_locked_down(helm: Helm, files: tuple[Any, ...]) -> N
 
 
 @pytest.mark.parametrize("files", VALUE_SETS)
-def test_first_argument_is_a_console_script_of_the_project(helm: Helm, files: tuple[Any, ...]) -> None:
+def test_first_argument_is_a_console_script_of_the_project(
+    helm: Helm, files: tuple[Any, ...]
+) -> None:
     rendered = helm.template(files=files)
     for name, _, c in rendered.containers():
         assert "command" not in c, f"{name}: the image has no entrypoint; args pick the program"
@@ -221,7 +229,8 @@ def test_autoscaler_runs_with_leader_election(helm: Helm) -> None:
     assert dep["spec"]["replicas"] == 2
     c = container(rendered, AUTOSCALER)
     assert c["args"][:3] == ["promscaler-autoscaler", "run", "--leader-elect"]
-    assert "--namespace=a" in c["args"] and "--namespace=b" in c["args"]
+    assert "--namespace=a" in c["args"]
+    assert "--namespace=b" in c["args"]
     assert "--workers=4" in c["args"]
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
@@ -238,7 +247,10 @@ def test_adapter_is_highly_available(helm: Helm) -> None:
         "preferredDuringSchedulingIgnoredDuringExecution"
     ]
     assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
-    assert term["podAffinityTerm"]["labelSelector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+    assert (
+        term["podAffinityTerm"]["labelSelector"]["matchLabels"]
+        == dep["spec"]["selector"]["matchLabels"]
+    )
 
 
 # --- rules --------------------------------------------------------------------------------------
@@ -252,12 +264,21 @@ EXTERNAL_RULE = {
 
 def test_rules_from_values_become_the_rule_file(helm: Helm) -> None:
     resource = {"cpu": {"containerQuery": "x", "nodeQuery": "y", "containerLabel": "container"}}
-    rendered = helm.template({"rules": {"custom": [], "external": [EXTERNAL_RULE], "resource": resource}})
-    assert rule_file(rendered) == {"rules": [], "externalRules": [EXTERNAL_RULE], "resourceRules": resource}
+    rendered = helm.template(
+        {"rules": {"custom": [], "external": [EXTERNAL_RULE], "resource": resource}}
+    )
+    assert rule_file(rendered) == {
+        "rules": [],
+        "externalRules": [EXTERNAL_RULE],
+        "resourceRules": resource,
+    }
 
 
 def test_raw_rule_config_is_used_verbatim(helm: Helm) -> None:
-    raw = "# kept as written\nexternalRules:\n- seriesQuery: 'q{a!=\"\"}'\n  metricsQuery: 'sum(<<.Series>>)'\n"
+    raw = (
+        "# kept as written\nexternalRules:\n"
+        "- seriesQuery: 'q{a!=\"\"}'\n  metricsQuery: 'sum(<<.Series>>)'\n"
+    )
     rendered = helm.template({"rules": {"config": raw, "external": [EXTERNAL_RULE]}})
     assert rendered.get("ConfigMap", ADAPTER)["data"]["config.yaml"] == raw
 
@@ -370,18 +391,32 @@ def test_service_monitors_scrape_both_programs(helm: Helm) -> None:
             "tls.existingSecret.caBundle",
             id="existing-secret-without-ca",
         ),
-        pytest.param({"prometheus": {"url": "prometheus:9090"}}, "prometheus.url", id="url-without-scheme"),
-        pytest.param({"adapter": {"metricsRelistInterval": "ten"}}, "metricsRelistInterval", id="bad-duration"),
         pytest.param(
-            {"autoscaler": {"leaderElect": False}}, "leaderElect", id="two-controllers-without-election"
+            {"prometheus": {"url": "prometheus:9090"}}, "prometheus.url", id="url-without-scheme"
         ),
         pytest.param(
-            {"rules": {"external": [{"seriesQuery": "x", "metricsQuery": "y", "metricQuery": "z"}]}},
+            {"adapter": {"metricsRelistInterval": "ten"}},
+            "metricsRelistInterval",
+            id="bad-duration",
+        ),
+        pytest.param(
+            {"autoscaler": {"leaderElect": False}},
+            "leaderElect",
+            id="two-controllers-without-election",
+        ),
+        pytest.param(
+            {
+                "rules": {
+                    "external": [{"seriesQuery": "x", "metricsQuery": "y", "metricQuery": "z"}]
+                }
+            },
             "metricQuery",
             id="typo-in-a-rule",
         ),
     ],
 )
-def test_bad_values_are_refused_naming_the_field(helm: Helm, values: dict[str, Any], message: str) -> None:
+def test_bad_values_are_refused_naming_the_field(
+    helm: Helm, values: dict[str, Any], message: str
+) -> None:
     with pytest.raises(RenderError, match=message):
         helm.template(values)

@@ -19,7 +19,12 @@ def run(*args: str, helm: Helm | None = None) -> subprocess.CompletedProcess[str
     if helm is not None:
         env["HELM"] = helm.binary
     return subprocess.run(
-        ["bash", str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=110, check=False
+        ["bash", str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=110,
+        check=False,
     )
 
 
@@ -71,8 +76,12 @@ data: {a: b,c: d}
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [
-        pytest.param(BAD_APISERVICE, "'insecureSkipTLSVerfy' was unexpected", id="unknown-field-strict"),
-        pytest.param(UNKNOWN_KIND, "no schema for example.com/v1 Widget", id="unknown-kind-is-an-error"),
+        pytest.param(
+            BAD_APISERVICE, "'insecureSkipTLSVerfy' was unexpected", id="unknown-field-strict"
+        ),
+        pytest.param(
+            UNKNOWN_KIND, "no schema for example.com/v1 Widget", id="unknown-kind-is-an-error"
+        ),
         pytest.param(NOT_YAMLLINT_CLEAN, "too few spaces after comma", id="yamllint"),
     ],
 )
