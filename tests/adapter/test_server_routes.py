@@ -241,7 +241,8 @@ async def test_external_exact_body(client):
 
 async def test_discovery_documents(client):
     body = await get(client, CM2)
-    assert body["kind"] == "APIResourceList" and body["apiVersion"] == "v1"
+    assert body["kind"] == "APIResourceList"
+    assert body["apiVersion"] == "v1"
     assert body["groupVersion"] == "custom.metrics.k8s.io/v1beta2"
     assert body["resources"] == [
         {
@@ -292,13 +293,16 @@ async def test_group_documents(client):
 
 async def test_openapi_documents(client):
     v2 = await get(client, "/openapi/v2")
-    assert v2["swagger"] == "2.0" and "paths" in v2 and "definitions" in v2
+    assert v2["swagger"] == "2.0"
+    assert "paths" in v2
+    assert "definitions" in v2
     assert any(p.startswith(CM2) for p in v2["paths"])
     index = await get(client, "/openapi/v3")
     url = index["paths"]["apis/custom.metrics.k8s.io/v1beta2"]["serverRelativeURL"]
     assert url.startswith("/openapi/v3/apis/custom.metrics.k8s.io/v1beta2?hash=")
     doc = await get(client, url)
-    assert doc["openapi"].startswith("3.0") and "paths" in doc
+    assert doc["openapi"].startswith("3.0")
+    assert "paths" in doc
 
 
 async def test_health_version_and_metrics(client):
@@ -306,7 +310,8 @@ async def test_health_version_and_metrics(client):
         resp = await client.get(path)
         assert (resp.status, await resp.text()) == (200, "ok")
     version = await get(client, "/version")
-    assert version["gitVersion"].startswith("v") and version["major"]
+    assert version["gitVersion"].startswith("v")
+    assert version["major"]
     await get(client, f"{CM1}/namespaces/default/pods/web-1/http_requests")
     text = await (await client.get("/metrics")).text()
     assert 'promscaler_adapter_requests_total{code="200",route="custom_object"} 1.0' in text
@@ -318,7 +323,8 @@ async def test_readyz_waits_for_discovery(aiohttp_client):
     fake.is_ready = False
     client = await aiohttp_client(build_app(fake))
     resp = await client.get("/readyz")
-    assert resp.status == 503 and "discovery" in await resp.text()
+    assert resp.status == 503
+    assert "discovery" in await resp.text()
     assert (await client.get("/healthz")).status == 200
 
 
@@ -439,7 +445,9 @@ ERRORS = [
 @pytest.mark.parametrize(("path", "code", "reason", "message"), ERRORS)
 async def test_errors_are_status_objects(client, path, code, reason, message):
     body = await get(client, path, code)
-    assert body["kind"] == "Status" and body["reason"] == reason and body["code"] == code
+    assert body["kind"] == "Status"
+    assert body["reason"] == reason
+    assert body["code"] == code
     if message is not None:
         assert body == status(code, reason, message)
     else:
@@ -460,7 +468,9 @@ async def test_backend_failures_never_leak(aiohttp_client, failure):
     resp = await client.get(f"{CM2}/namespaces/default/pods/web-1/http_requests")
     text = await resp.text()
     assert resp.status == (503 if isinstance(failure, PrometheusUnavailable) else 500)
-    assert "prom:9090" not in text and "Traceback" not in text and "token" not in text
+    assert "prom:9090" not in text
+    assert "Traceback" not in text
+    assert "token" not in text
     assert (await resp.json())["kind"] == "Status"
 
 

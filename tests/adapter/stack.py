@@ -1,0 +1,105 @@
+"""An in-process adapter over a real Prometheus: client, rules, discovery, provider, app."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from prometheus_client import CollectorRegistry
+
+from adapter.prometheus import PrometheusClient, PrometheusOptions
+from adapter.provider.cache import ResultCache
+from adapter.provider.discovery import Discovery, DiscoveryOptions
+from adapter.provider.prometheus_provider import PrometheusProvider
+from adapter.provider.rules_engine import load_engine
+from adapter.provider.seams import ObjectLister
+from adapter.rules.resources import STATIC_RESOLVER
+
+RULES = """
+rules:
+- seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      pod: {resource: pod}
+  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
+  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)'
+- seriesQuery: 'gauge_value{namespace!="",pod!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      pod: {resource: pod}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: 'queue_lag{namespace!="",deployment!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      deployment: {group: apps, resource: deployment}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: 'node_temp{node!=""}'
+  resources:
+    overrides:
+      node: {resource: node}
+  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+externalRules:
+- seriesQuery: 'queue_depth{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+- seriesQuery: 'jobs_pending{namespace!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace, kind)'
+"""
+
+
+def series(name: str, labels: dict[str, str], values: list[float], *, step: float = 15.0):
+    """One series ending a few seconds ago, one sample every `step` seconds."""
+    now = time.time() - 2
+    start = now - step * (len(values) - 1)
+    return ({"__name__": name, **labels}, [(start + i * step, v) for i, v in enumerate(values)])
+
+
+@dataclass
+class Stack:
+    client: PrometheusClient
+    discovery: Discovery
+    provider: PrometheusProvider
+    cache: ResultCache
+    registry: CollectorRegistry
+
+    async def discover(self) -> None:
+        await self.discovery.run_once(now=datetime.now(UTC))
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+async def make_stack(
+    url: str,
+    *,
+    lister: ObjectLister,
+    rules: str = RULES,
+    cache_ttl: float = 0.0,
+    timeout: float = 2.0,
+    verb: str = "GET",
+) -> Stack:
+    registry = CollectorRegistry()
+    client = PrometheusClient(
+        PrometheusOptions(url=url, timeout=timeout, verb=verb), registry=registry
+    )
+    engine = load_engine(rules, source="test-rules", resolver=STATIC_RESOLVER)
+    discovery = Discovery(
+        client, engine, options=DiscoveryOptions(max_age=3600, timeout=timeout), registry=registry
+    )
+    cache: ResultCache = ResultCache(ttl=cache_ttl, registry=registry)
+    provider = PrometheusProvider(
+        client=client,
+        discovery=discovery,
+        resolver=STATIC_RESOLVER,
+        lister=lister,
+        cache=cache,
+        registry=registry,
+    )
+    return Stack(client, discovery, provider, cache, registry)
