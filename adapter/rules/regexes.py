@@ -42,8 +42,9 @@ class _Translator:
         self.pos = 0
         self.out: list[str] = []
 
-    def fail(self, what: str) -> ValueError:
-        return ValueError(f"{what} (at offset {self.pos}); RE2 syntax is required")
+    def fail(self, what: str, at: int | None = None) -> ValueError:
+        where = self.pos if at is None else at
+        return ValueError(f"{what} (at offset {where}); RE2 syntax is required")
 
     def translate(self) -> str:
         while self.pos < len(self.src):
@@ -67,10 +68,10 @@ class _Translator:
     def escape(self, *, in_class: bool) -> str:
         if self.pos + 1 >= len(self.src):
             raise self.fail("trailing backslash")
-        char = self.src[self.pos + 1]
+        start, char = self.pos, self.src[self.pos + 1]
         self.pos += 2
         if char.isdigit():
-            raise self.fail(f"backreferences and octal escapes (\\{char}) are not supported")
+            raise self.fail(f"backreferences and octal escapes (\\{char}) are not supported", start)
         if char == "z":
             return "\\Z"
         if char == "x":
@@ -82,7 +83,7 @@ class _Translator:
             return re.escape(literal)
         if char in _PASSTHROUGH_ESCAPES or not char.isalnum():
             return "\\" + char
-        raise self.fail(f"escape \\{char} is not supported")
+        raise self.fail(f"escape \\{char} is not supported", start)
 
     def hex_escape(self) -> str:
         if self.src.startswith("{", self.pos):
