@@ -111,7 +111,10 @@ def limits_middleware(limits: Limits = DEFAULT_LIMITS) -> Middleware:
             check_request(request, limits)
         except StatusError as err:
             log.info("refused %s %s: %s", request.method, request.path[:200], err.message)
-            return status_response(err)
+            response = status_response(err)
+            # an unread (maybe huge) body stays on the wire: close rather than drain it
+            response.force_close()
+            return response
         return await handler(request)
 
     return middleware

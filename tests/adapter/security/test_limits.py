@@ -6,6 +6,7 @@ Raw TLS sockets, so nothing on the client side trims or refuses what we send.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass
 
@@ -37,6 +38,8 @@ async def raw(base: str, data: bytes) -> tuple[int, dict]:
         return status, json.loads(body)
     finally:
         writer.close()
+        with contextlib.suppress(OSError, asyncio.TimeoutError):
+            await asyncio.wait_for(writer.wait_closed(), 2)
 
 
 def request(target: str, headers: list[tuple[str, str]] = ()) -> bytes:
