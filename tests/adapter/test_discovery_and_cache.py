@@ -78,9 +78,7 @@ async def test_a_failing_series_query_keeps_its_last_good_result():
 async def test_one_call_per_distinct_series_query_over_max_age():
     rules = RULES + RULES.split("rules:\n", 1)[1]  # the same two queries twice
     source = FakeSeries({})
-    engine = load_engine(
-        rules.replace("rules:\n", "rules:\n", 1), source="t", resolver=STATIC_RESOLVER
-    )
+    engine = load_engine(rules, source="t", resolver=STATIC_RESOLVER)
     discovery = Discovery(source, engine, options=DiscoveryOptions(max_age=300, timeout=2))
     await discovery.run_once(now=NOW)
     assert sorted(c[0] for c in source.calls) == [
