@@ -1,0 +1,385 @@
+"""Create, read, update, patch and delete with the API server's semantics, over the `Store`.
+
+Used by the HTTP layer and, without authorization, by the sandbox's own controllers.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import copy
+import json
+import secrets
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from common.kubetime import format_time
+from common.selectors import FieldRequirement, Selector
+from sandbox import errors, strategies
+from sandbox.errors import ApiError
+from sandbox.patch import PatchError, json_patch, merge_patch, strategic_merge
+from sandbox.resources import ResourceType
+from sandbox.store import Obj, Store
+
+NAMESPACES = ("", "namespaces")
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # upstream's utilrand alphabet (no vowels)
+# types whose DELETE answers with the deleted object rather than a Status (ReturnDeletedObject)
+_RETURNS_OBJECT = {("", "pods"), ("", "services"), ("", "namespaces")}
+
+MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+
+
+def random_suffix(n: int = 5) -> str:
+    return "".join(secrets.choice(_NAME_CHARS) for _ in range(n))
+
+
+def _without(obj: Obj, *keys: str) -> Obj:
+    return {k: v for k, v in obj.items() if k not in keys}
+
+
+class Api:
+    """The object operations; raise `ApiError` for anything the client should see."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], datetime]) -> None:
+        self.store = store
+        self.clock = clock
+        self._next_ip = 10
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def view(self, rt: ResourceType, obj: Obj) -> Obj:
+        """The object as served at `rt`'s version (CRDs may serve several)."""
+        if obj.get("apiVersion") == rt.api_version:
+            return obj
+        return {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
+        obj = self.store.get(rt.key, namespace if rt.namespaced else "", name)
+        if obj is None:
+            raise errors.not_found(rt.plural, rt.group, name)
+        return self.view(rt, obj)
+
+    def list(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        *,
+        labels: Selector,
+        fields: tuple[FieldRequirement, ...] = (),
+    ) -> list[Obj]:
+        objs = self.store.list(rt.key, namespace if rt.namespaced else None)
+        if not labels.empty:
+            objs = [o for o in objs if labels.matches(o["metadata"].get("labels") or {})]
+        if fields:
+            objs = [o for o in objs if matches_fields(rt, o, fields)]
+        return [self.view(rt, o) for o in objs]
+
+    # ---- create ------------------------------------------------------------------------------
+
+    def create(self, rt: ResourceType, namespace: str, body: Any, *, dry_run: bool = False) -> Obj:
+        obj = self._check_body(rt, body, namespace)
+        meta = obj["metadata"]
+        if meta.get("resourceVersion"):
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
+        if not meta.get("name"):
+            if not meta.get("generateName"):
+                raise errors.invalid(
+                    rt.kind,
+                    rt.group,
+                    "",
+                    [
+                        (
+                            "FieldValueRequired",
+                            "metadata.name",
+                            "Required value: name or generateName is required",
+                        )
+                    ],
+                )
+            meta["name"] = meta["generateName"] + random_suffix()
+        if rt.namespaced and self.store.get(NAMESPACES, "", meta["namespace"]) is None:
+            raise errors.not_found("namespaces", "", meta["namespace"])
+        if self.store.get(rt.key, meta.get("namespace", ""), meta["name"]) is not None:
+            raise errors.already_exists(rt.plural, rt.group, meta["name"])
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = format_time(self.clock())
+        for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields"):
+            meta.pop(field, None)
+        if strategies.has_generation(rt):
+            meta["generation"] = 1
+        obj = strategies.prepare_create(rt, obj, cluster_ip=self._cluster_ip())
+        self._validate(rt, obj)
+        if dry_run:
+            return obj
+        return self.view(rt, self.store.put(rt.key, obj))
+
+    def _cluster_ip(self) -> str:
+        self._next_ip += 1
+        return f"10.96.{self._next_ip // 250}.{self._next_ip % 250 + 1}"
+
+    def _check_body(self, rt: ResourceType, body: Any, namespace: str) -> Obj:
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"the body of the request must be a {rt.kind} object")
+        obj = copy.deepcopy(body)
+        if (
+            obj.get("kind", rt.kind) != rt.kind
+            or obj.get("apiVersion", rt.api_version) != rt.api_version
+        ):
+            raise errors.bad_request(
+                f"the API version in the data ({obj.get('apiVersion')}) does not match the expected"
+                f" API version ({rt.api_version})"
+                if obj.get("kind", rt.kind) == rt.kind
+                else f"the kind in the data ({obj.get('kind')}) does not match the expected kind ({rt.kind})"
+            )
+        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = obj["metadata"] = {}
+        if not isinstance(meta, dict):
+            raise errors.bad_request("metadata: must be an object")
+        if rt.namespaced:
+            if meta.get("namespace") and meta["namespace"] != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        return obj
+
+    def _validate(self, rt: ResourceType, obj: Obj) -> None:
+        causes = strategies.validate(rt, obj)
+        if causes:
+            raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), causes)
+
+    # ---- update ------------------------------------------------------------------------------
+
+    def update(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> tuple[Obj, bool]:
+        """PUT; returns (object, created)."""
+        obj = self._check_body(rt, body, namespace)
+        meta = obj["metadata"]
+        if meta.get("name", name) != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            )
+        meta["name"] = name
+        old = self.store.get(rt.key, meta.get("namespace", ""), name)
+        if old is None:
+            if rt.create_on_update and not subresource:
+                meta.pop("resourceVersion", None)
+                return self.create(rt, namespace, obj, dry_run=dry_run), True
+            raise errors.not_found(rt.plural, rt.group, name)
+        sent_rv = meta.get("resourceVersion")
+        if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(rt.plural, rt.group, name, errors.STALE)
+        new = self._merge_update(rt, old, obj, subresource)
+        if new == old:
+            return self.view(
+                rt, old
+            ), False  # a no-op update writes nothing, like etcd3's guaranteed update
+        self._validate(rt, new)
+        if dry_run:
+            return new, False
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            return self.view(
+                rt, self.store.remove(rt.key, meta.get("namespace", ""), name) or new
+            ), False
+        return self.view(rt, self.store.put(rt.key, new)), False
+
+    def _merge_update(self, rt: ResourceType, old: Obj, obj: Obj, subresource: str) -> Obj:
+        if subresource == "status":
+            # the status endpoint changes status only
+            new = (
+                {**old, "status": obj.get("status")} if "status" in obj else _without(old, "status")
+            )
+            return new
+        if rt.status_subresource:
+            obj = _without(obj, "status")
+            if "status" in old:
+                obj["status"] = old["status"]
+        if rt.custom:
+            from sandbox import schema
+
+            obj = schema.prune(rt.schema, schema.apply_defaults(rt.schema, obj))
+        meta = dict(obj["metadata"])
+        for field in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+        ):
+            if field in old["metadata"]:
+                meta[field] = old["metadata"][field]
+            else:
+                meta.pop(field, None)
+        meta.pop("managedFields", None)
+        new = {**obj, "metadata": meta}
+        if strategies.has_generation(rt):
+            skip = ("metadata", "status") if rt.status_subresource else ("metadata",)
+            if _without(new, *skip) != _without(old, *skip):
+                meta["generation"] = int(old["metadata"].get("generation", 0)) + 1
+        return new
+
+    # ---- patch -------------------------------------------------------------------------------
+
+    def patch(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        content_type: str,
+        raw: bytes,
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Obj:
+        old = self.get(rt, namespace, name)
+        patched = apply_patch(rt, old, content_type, raw)
+        return self.update(rt, namespace, name, patched, subresource=subresource, dry_run=dry_run)[
+            0
+        ]
+
+    # ---- delete ------------------------------------------------------------------------------
+
+    def delete(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        options: Any = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """DELETE; returns the deleted object or a Status, as the real type does."""
+        ns = namespace if rt.namespaced else ""
+        old = self.store.get(rt.key, ns, name)
+        if old is None:
+            raise errors.not_found(rt.plural, rt.group, name)
+        self._check_preconditions(rt, old, options)
+        meta = old["metadata"]
+        if dry_run:
+            return self.view(rt, old)
+        if meta.get("finalizers") and rt.key != NAMESPACES:
+            if meta.get("deletionTimestamp"):
+                return self.view(rt, old)
+            marked = {
+                **old,
+                "metadata": {
+                    **meta,
+                    "deletionTimestamp": format_time(self.clock()),
+                    "deletionGracePeriodSeconds": 0,
+                },
+            }
+            return self.view(rt, self.store.put(rt.key, marked))
+        if rt.key == NAMESPACES:
+            self._empty_namespace(name)
+        last = self.store.remove(rt.key, ns, name) or old
+        if rt.key in _RETURNS_OBJECT:
+            return self.view(rt, last)
+        details: dict[str, Any] = {"name": name, "kind": rt.plural, "uid": meta["uid"]}
+        if rt.group:
+            details["group"] = rt.group
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": details,
+        }
+
+    def _check_preconditions(self, rt: ResourceType, old: Obj, options: Any) -> None:
+        pre = (options or {}).get("preconditions") if isinstance(options, dict) else None
+        if not isinstance(pre, dict):
+            return
+        meta = old["metadata"]
+        for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+            if pre.get(field) and pre[field] != meta.get(field):
+                why = f"Precondition failed: {label} in precondition: {pre[field]}, {label} in object meta: {meta.get(field)}"
+                raise errors.conflict(rt.plural, rt.group, meta["name"], why)
+
+    def _empty_namespace(self, name: str) -> None:
+        for key in list(self.store._objects):
+            for obj in self.store.list(key, name):
+                self.store.remove(key, name, obj["metadata"]["name"])
+
+    def delete_collection(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        *,
+        labels: Selector,
+        fields: tuple[FieldRequirement, ...],
+    ) -> builtins.list[Obj]:
+        victims = self.list(rt, namespace, labels=labels, fields=fields)
+        return [
+            self.delete(rt, o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            for o in victims
+        ]
+
+
+def matches_fields(rt: ResourceType, obj: Obj, fields: tuple[FieldRequirement, ...]) -> bool:
+    values = strategies.field_values(rt, obj)
+    return all(r.matches(values) for r in fields)
+
+
+def check_field_selector(rt: ResourceType, fields: tuple[FieldRequirement, ...]) -> None:
+    allowed = {"metadata.name", *rt.field_labels}
+    if rt.namespaced:
+        allowed.add("metadata.namespace")
+    for r in fields:
+        if r.field not in allowed:
+            if rt.custom:
+                raise errors.bad_request(
+                    f'"{r.field}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+                )
+            raise errors.bad_request(f"field label not supported: {r.field}")
+
+
+def apply_patch(rt: ResourceType, old: Obj, content_type: str, raw: bytes) -> Any:
+    """The patched document (not yet validated or stored)."""
+    ctype = content_type.split(";")[0].strip().lower()
+    if ctype not in (MERGE, STRATEGIC, JSON_PATCH):
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - accepted media types include:"
+            f" {JSON_PATCH}, {MERGE}, {STRATEGIC}",
+        )
+    if ctype == STRATEGIC and rt.custom:
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        )
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise errors.bad_request(f"error decoding patch: {err}") from err
+    try:
+        if ctype == JSON_PATCH:
+            return json_patch(old, doc)
+        if not isinstance(doc, dict):
+            raise PatchError("a merge patch must be a JSON object")
+        return merge_patch(old, doc) if ctype == MERGE else strategic_merge(old, doc)
+    except PatchError as err:
+        if ctype == JSON_PATCH:
+            raise ApiError(
+                422,
+                "Invalid",
+                f"the server rejected our request due to an error in our request: {err}",
+            ) from err
+        raise errors.bad_request(str(err)) from err

@@ -1,0 +1,257 @@
+"""REST handlers for resources: get, list, watch, create, update, patch, delete, subresources.
+
+`serve_resource` is given a parsed `RequestInfo` of an authenticated, authorized request and
+maps every failure to a `metav1.Status` through `ApiError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from common.selectors import (
+    FieldRequirement,
+    Selector,
+    SelectorError,
+    parse_field_selector,
+    parse_selector,
+)
+from sandbox import auth, errors, scale, tables
+from sandbox.bodies import decode, read_raw, respond
+from sandbox.operations import Api, check_field_selector, matches_fields
+from sandbox.requestinfo import RequestInfo
+from sandbox.resources import Registry, ResourceType
+from sandbox.store import Obj
+from sandbox.watch import TRUE, WatchOptions, serve_watch
+
+REVIEWS = {
+    ("authentication.k8s.io", "tokenreviews"),
+    ("authorization.k8s.io", "subjectaccessreviews"),
+    ("authorization.k8s.io", "selfsubjectaccessreviews"),
+}
+
+
+@dataclass(frozen=True)
+class RestContext:
+    """What the handlers need from the sandbox."""
+
+    api: Api
+    registry: Registry
+    policy: Callable[[], auth.Policy]
+    bookmark_interval: float
+    watch_timeout: float
+
+
+def selectors(query: Any) -> tuple[Selector, tuple[FieldRequirement, ...]]:
+    try:
+        labels = parse_selector(query.get("labelSelector", ""))
+    except SelectorError as err:
+        raise errors.bad_request(f"unable to parse requirement: {err}") from err
+    try:
+        fields = parse_field_selector(query.get("fieldSelector", ""))
+    except SelectorError as err:
+        raise errors.bad_request(str(err)) from err
+    return labels, fields
+
+
+def _resolve(ctx: RestContext, info: RequestInfo) -> ResourceType:
+    rt = ctx.registry.lookup(info.group, info.version, info.resource)
+    if rt is None or len(info.parts) > 3:
+        raise errors.path_not_found()
+    if rt.namespaced and info.name and not info.namespace:
+        raise errors.path_not_found()
+    if not rt.namespaced and info.namespace and rt.key != ("", "namespaces"):
+        raise errors.path_not_found()
+    sub = info.subresource
+    if sub and not ((sub == "status" and rt.status_subresource) or (sub == "scale" and rt.scale)):
+        raise errors.path_not_found()
+    return rt
+
+
+async def serve_resource(
+    request: web.Request, ctx: RestContext, info: RequestInfo, user: auth.User
+) -> web.StreamResponse:
+    rt = _resolve(ctx, info)
+    method = request.method
+    namespace = info.namespace if rt.namespaced else ""
+    dry_run = "All" in request.query.getall("dryRun", [])
+    if rt.key in REVIEWS:
+        if method != "POST" or info.name:
+            raise errors.method_not_allowed(method)
+        body = decode(await read_raw(request), request.content_type)
+        return respond(_review(ctx, rt, body, user), status=201)
+    if not info.name:
+        return await _collection(request, ctx, rt, info, namespace, dry_run)
+    if info.subresource == "scale":
+        return await _scale(request, ctx, rt, namespace, info.name, dry_run)
+    api = ctx.api
+    if method in ("GET", "HEAD"):
+        obj = api.get(rt, namespace, info.name)
+        return _maybe_table(request, rt, [obj], single=True) or respond(obj)
+    if method == "PUT":
+        body = decode(await read_raw(request), request.content_type)
+        obj, created = api.update(
+            rt, namespace, info.name, body, subresource=info.subresource, dry_run=dry_run
+        )
+        return respond(obj, status=201 if created else 200)
+    if method == "PATCH":
+        raw = await read_raw(request)
+        obj = api.patch(
+            rt,
+            namespace,
+            info.name,
+            request.content_type,
+            raw,
+            subresource=info.subresource,
+            dry_run=dry_run,
+        )
+        return respond(obj)
+    if method == "DELETE" and not info.subresource:
+        raw = await read_raw(request)
+        options = decode(raw, request.content_type) if raw.strip() else None
+        result = api.delete(rt, namespace, info.name, options=options, dry_run=dry_run)
+        pending = result.get("kind") != "Status" and bool(
+            result["metadata"].get("deletionTimestamp")
+        )
+        still_there = api.store.get(rt.key, namespace, info.name) is not None
+        return respond(result, status=202 if pending and still_there else 200)
+    raise errors.method_not_allowed(method)
+
+
+async def _collection(
+    request: web.Request,
+    ctx: RestContext,
+    rt: ResourceType,
+    info: RequestInfo,
+    namespace: str,
+    dry_run: bool,
+) -> web.StreamResponse:
+    api, method, query = ctx.api, request.method, request.query
+    scope = namespace if (rt.namespaced and namespace) else None
+    if method in ("GET", "HEAD"):
+        labels, fields = selectors(query)
+        check_field_selector(rt, fields)
+        if info.verb == "watch":
+            return await serve_watch(
+                request,
+                api,
+                rt,
+                scope,
+                matches=lambda o: (
+                    labels.matches(o["metadata"].get("labels") or {})
+                    and matches_fields(rt, o, fields)
+                ),
+                options=_watch_options(ctx, query),
+            )
+        items = api.list(rt, scope, labels=labels, fields=fields)
+        return _maybe_table(request, rt, items, single=False) or respond(
+            _list_body(rt, items, api.store.rv)
+        )
+    if method == "POST":
+        if info.subresource:
+            raise errors.method_not_allowed(method)
+        body = decode(await read_raw(request), request.content_type)
+        return respond(api.create(rt, namespace, body, dry_run=dry_run), status=201)
+    if method == "DELETE":
+        labels, fields = selectors(query)
+        check_field_selector(rt, fields)
+        deleted = api.delete_collection(rt, scope, labels=labels, fields=fields)
+        return respond(
+            _list_body(rt, [d for d in deleted if d.get("kind") != "Status"], api.store.rv)
+        )
+    raise errors.method_not_allowed(method)
+
+
+def _list_body(rt: ResourceType, items: list[Obj], rv: int) -> Obj:
+    return {
+        "kind": rt.list_kind,
+        "apiVersion": rt.api_version,
+        "metadata": {"resourceVersion": str(rv)},
+        "items": items,
+    }
+
+
+def _watch_options(ctx: RestContext, query: Any) -> WatchOptions:
+    timeout = ctx.watch_timeout
+    if query.get("timeoutSeconds"):
+        try:
+            timeout = float(int(query["timeoutSeconds"]))
+        except ValueError as err:
+            raise errors.bad_request(
+                f"invalid timeoutSeconds: {query['timeoutSeconds']!r}"
+            ) from err
+    return WatchOptions(
+        resource_version=query.get("resourceVersion", ""),
+        timeout=timeout,
+        bookmarks=query.get("allowWatchBookmarks") in TRUE,
+        send_initial_events=query.get("sendInitialEvents") in TRUE,
+        bookmark_interval=ctx.bookmark_interval,
+    )
+
+
+async def _scale(
+    request: web.Request,
+    ctx: RestContext,
+    rt: ResourceType,
+    namespace: str,
+    name: str,
+    dry_run: bool,
+) -> web.Response:
+    if request.method in ("GET", "HEAD"):
+        return respond(scale.get_scale(ctx.api, rt, namespace, name))
+    if request.method == "PUT":
+        body = decode(await read_raw(request), request.content_type)
+        return respond(scale.update_scale(ctx.api, rt, namespace, name, body, dry_run=dry_run))
+    if request.method == "PATCH":
+        raw = await read_raw(request)
+        return respond(
+            scale.patch_scale(
+                ctx.api, rt, namespace, name, request.content_type, raw, dry_run=dry_run
+            )
+        )
+    raise errors.method_not_allowed(request.method)
+
+
+def _review(ctx: RestContext, rt: ResourceType, body: Any, user: auth.User) -> Obj:
+    if not isinstance(body, dict) or not isinstance(body.get("spec"), dict):
+        raise errors.invalid(
+            rt.kind, rt.group, "", [("FieldValueRequired", "spec", "Required value")]
+        )
+    body = {
+        **body,
+        "apiVersion": rt.api_version,
+        "kind": rt.kind,
+        "metadata": body.get("metadata") or {},
+    }
+    policy = ctx.policy()
+    if rt.plural == "tokenreviews":
+        return auth.token_review(policy, body)
+    if rt.plural == "selfsubjectaccessreviews":
+        return auth.access_review(policy, body, user=user)
+    spec = body["spec"]
+    if not spec.get("user") and not spec.get("groups"):
+        raise errors.invalid(
+            rt.kind,
+            rt.group,
+            "",
+            [
+                (
+                    "FieldValueRequired",
+                    "spec.user",
+                    "Required value: at least one of user or group must be specified",
+                )
+            ],
+        )
+    return auth.access_review(policy, body)
+
+
+def _maybe_table(
+    request: web.Request, rt: ResourceType, items: list[Obj], *, single: bool
+) -> web.Response | None:
+    accept = request.headers.get("Accept", "")
+    if "as=Table" not in accept:
+        return None
+    return respond(tables.table(rt, items, include=request.query.get("includeObject", "Metadata")))

@@ -1,0 +1,149 @@
+"""Structural-schema support for custom resources: defaults, and `type`/`required`/`enum`
+validation (a useful subset of what kube-apiserver enforces for a CRD's openAPIV3Schema)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+Cause = tuple[str, str, str]  # (reason, field, message) as in metav1.StatusCause
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+def _describe(value: Any) -> str:
+    for name, kinds in _TYPES.items():
+        if isinstance(value, kinds) and not (isinstance(value, bool) and name != "boolean"):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def apply_defaults(schema: dict[str, Any] | None, value: Any) -> Any:
+    """Fill `default`s of absent properties, recursively, on a copy of `value`."""
+    if not schema or not isinstance(value, dict | list):
+        return value
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [apply_defaults(items, v) for v in value] if isinstance(items, dict) else value
+    result = dict(value)
+    for name, prop in (schema.get("properties") or {}).items():
+        if name not in result and "default" in prop:
+            result[name] = copy.deepcopy(prop["default"])
+        if name in result:
+            result[name] = apply_defaults(prop, result[name])
+    return result
+
+
+def _type_ok(expected: str, value: Any) -> bool:
+    if isinstance(value, bool) and expected != "boolean":
+        return False
+    return isinstance(value, _TYPES.get(expected, (object,)))
+
+
+def validate(schema: dict[str, Any] | None, value: Any, path: str = "") -> list[Cause]:
+    """Type, required, enum, min/max checks; metadata/apiVersion/kind at the root are skipped."""
+    if not schema:
+        return []
+    causes: list[Cause] = []
+    expected = schema.get("type")
+    if value is None:
+        if not schema.get("nullable"):
+            causes.append(
+                (
+                    "FieldValueTypeInvalid",
+                    path,
+                    f'Invalid value: "null": {path} in body must be of type {expected or "object"}: "null"',
+                )
+            )
+        return causes
+    if isinstance(expected, str) and not _type_ok(expected, value):
+        return [
+            (
+                "FieldValueTypeInvalid",
+                path,
+                f'Invalid value: "{_describe(value)}": {path} in body must be of type {expected}: "{_describe(value)}"',
+            )
+        ]
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(f'"{v}"' for v in schema["enum"])
+        causes.append(
+            (
+                "FieldValueNotSupported",
+                path,
+                f"Unsupported value: {value!r}: supported values: {allowed}",
+            )
+        )
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    path,
+                    f"Invalid value: {value}: {path} in body should be greater than or equal to {schema['minimum']}",
+                )
+            )
+        if "maximum" in schema and value > schema["maximum"]:
+            causes.append(
+                (
+                    "FieldValueInvalid",
+                    path,
+                    f"Invalid value: {value}: {path} in body should be less than or equal to {schema['maximum']}",
+                )
+            )
+    if isinstance(value, dict):
+        causes.extend(_validate_object(schema, value, path))
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            causes.extend(validate(schema["items"], item, f"{path}[{i}]"))
+    return causes
+
+
+def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    props = schema.get("properties") or {}
+    root = path == ""
+    for name in schema.get("required") or []:
+        if name not in value:
+            field = f"{path}.{name}" if path else name
+            causes.append(("FieldValueRequired", field, "Required value"))
+    for name, item in value.items():
+        if root and name in ("apiVersion", "kind", "metadata"):
+            continue
+        field = f"{path}.{name}" if path else name
+        if name in props:
+            causes.extend(validate(props[name], item, field))
+        elif isinstance(schema.get("additionalProperties"), dict):
+            causes.extend(validate(schema["additionalProperties"], item, field))
+    return causes
+
+
+def prune(schema: dict[str, Any] | None, value: Any, *, root: bool = True) -> Any:
+    """Drop fields the structural schema does not know (upstream pruning), keeping metadata."""
+    if not schema or schema.get("x-kubernetes-preserve-unknown-fields"):
+        return value
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [prune(schema["items"], v, root=False) for v in value]
+    if not isinstance(value, dict):
+        return value
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    if props is None and extra is None:
+        return value if schema.get("type") != "object" or root else {}
+    result: dict[str, Any] = {}
+    for name, item in value.items():
+        if root and name in ("apiVersion", "kind", "metadata"):
+            result[name] = item
+        elif props and name in props:
+            result[name] = prune(props[name], item, root=False)
+        elif isinstance(extra, dict):
+            result[name] = prune(extra, item, root=False)
+        elif extra is True:
+            result[name] = item
+    return result

@@ -1,0 +1,169 @@
+"""The watch stream: newline-delimited JSON events, resumable from a resourceVersion.
+
+Semantics of the real API server's watch cache: without a resourceVersion (or "0") the stream
+starts with a synthetic ADDED per existing object; with one it replays the retained history after
+it, or sends a single ERROR event (410 Expired) when history no longer reaches back; objects that
+move into or out of a label/field selector arrive as ADDED or DELETED; BOOKMARKs when asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from common.selectors import EVERYTHING
+from sandbox import errors
+from sandbox.operations import Api
+from sandbox.resources import ResourceType
+from sandbox.store import Change, Obj, Subscription, TooOld
+
+TRUE = ("true", "True", "1")
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """Parsed watch query parameters and server settings."""
+
+    resource_version: str = ""
+    timeout: float = 1800.0  # seconds until the server ends the stream (upstream: 30-60 min)
+    bookmarks: bool = False
+    send_initial_events: bool = False
+    bookmark_interval: float = 5.0  # seconds of quiet before a BOOKMARK (upstream: ~1 min)
+    poll: float = 1.0  # seconds between checks that the client is still there
+
+
+class _Stream:
+    def __init__(self, response: web.StreamResponse, rt: ResourceType) -> None:
+        self.response = response
+        self.rt = rt
+
+    async def send(self, kind: str, obj: Obj) -> None:
+        line = json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode() + b"\n"
+        await self.response.write(line)
+
+    async def bookmark(self, rv: int, *, initial_end: bool = False) -> None:
+        meta: dict[str, object] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        await self.send(
+            "BOOKMARK", {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
+        )
+
+
+def translate(change: Change, matches: Callable[[Obj], bool]) -> tuple[str, Obj] | None:
+    """The event a filtered watcher sees for `change`, if any."""
+    now = matches(change.obj)
+    before = change.old is not None and matches(change.old)
+    if change.type == "DELETED":
+        return ("DELETED", change.obj) if before else None
+    if change.type == "ADDED" or not before:
+        return ("ADDED", change.obj) if now else None
+    if now:
+        return ("MODIFIED", change.obj)
+    # left the selector: DELETED with the previous state at the new resourceVersion
+    assert change.old is not None
+    old_meta = {
+        **change.old["metadata"],
+        "resourceVersion": change.obj["metadata"]["resourceVersion"],
+    }
+    return ("DELETED", {**change.old, "metadata": old_meta})
+
+
+async def serve_watch(
+    request: web.Request,
+    api: Api,
+    rt: ResourceType,
+    namespace: str | None,
+    *,
+    matches: Callable[[Obj], bool],
+    options: WatchOptions,
+) -> web.StreamResponse:
+    store = api.store
+    start_rv: int | None = None
+    if options.resource_version not in ("", "0") and not options.send_initial_events:
+        try:
+            start_rv = int(options.resource_version)
+        except ValueError as err:
+            raise errors.bad_request(
+                f"invalid resource version: {options.resource_version}"
+            ) from err
+    # subscribe before taking the snapshot: no await in between, so no change can fall through
+    sub = store.subscribe(rt.key, namespace)
+    try:
+        expired: str | None = None
+        backlog: list[tuple[str, Obj]] = []
+        if start_rv is None:
+            backlog = [
+                ("ADDED", o) for o in api.list(rt, namespace, labels=EVERYTHING) if matches(o)
+            ]
+        else:
+            try:
+                for change in store.changes_since(rt.key, start_rv):
+                    ns_ok = (
+                        namespace is None or change.obj["metadata"].get("namespace") == namespace
+                    )
+                    event = translate(change, matches) if ns_ok else None
+                    if event:
+                        backlog.append(event)
+            except TooOld as err:
+                expired = str(err)
+        snapshot_rv = store.rv
+        response = web.StreamResponse(
+            status=200,
+            headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"},
+        )
+        await response.prepare(request)
+        stream = _Stream(response, rt)
+        with contextlib.suppress(ConnectionError, asyncio.CancelledError, RuntimeError):
+            if expired is not None:
+                await stream.send("ERROR", errors.gone(expired).status())
+                return response
+            for kind, obj in backlog:
+                await stream.send(kind, api.view(rt, obj))
+            if options.send_initial_events and options.bookmarks:
+                await stream.bookmark(snapshot_rv, initial_end=True)
+            await _follow(request, api, rt, sub, stream, matches=matches, options=options)
+        return response
+    finally:
+        sub.close()
+
+
+async def _follow(
+    request: web.Request,
+    api: Api,
+    rt: ResourceType,
+    sub: Subscription,
+    stream: _Stream,
+    *,
+    matches: Callable[[Obj], bool],
+    options: WatchOptions,
+) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + options.timeout
+    last_sent = loop.time()
+    while not sub.overflowed:
+        now = loop.time()
+        if now >= deadline:
+            return
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            return  # the client went away; free the subscription
+        wait = min(deadline - now, options.poll)
+        if options.bookmarks:
+            wait = min(wait, max(0.0, last_sent + options.bookmark_interval - now))
+        try:
+            change = await asyncio.wait_for(sub.queue.get(), timeout=wait)
+        except TimeoutError:
+            if options.bookmarks and loop.time() - last_sent >= options.bookmark_interval:
+                await stream.bookmark(api.store.rv)
+                last_sent = loop.time()
+            continue
+        event = translate(change, matches)
+        if event is not None:
+            await stream.send(event[0], api.view(rt, event[1]))
+            last_sent = loop.time()

@@ -1,0 +1,417 @@
+"""Workload simulation: the ReplicaSet/StatefulSet controllers, garbage collection and a kubelet.
+
+Deployments, ReplicaSets and StatefulSets own pods (no ReplicaSet between a Deployment and its
+pods) and keep as many as `spec.replicas`; pods start Running at once and turn Ready after
+`ready_delay` seconds; workload status (replicas, readyReplicas, availableReplicas,
+observedGeneration...) follows. Runs as one asyncio task fed by store changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import hashlib
+import itertools
+import logging
+from typing import Any
+
+from common.kubetime import format_time
+from sandbox import errors
+from sandbox.operations import Api, random_suffix
+from sandbox.resources import Registry, ResourceType
+from sandbox.store import Change, Obj
+
+log = logging.getLogger(__name__)
+
+PODS = ("", "pods")
+KINDS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "StatefulSet": "statefulsets"}
+WORKLOAD_KEYS = {("apps", plural) for plural in KINDS.values()}
+
+
+def controller_ref(obj: Obj) -> dict[str, Any] | None:
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            return dict(ref)
+    return None
+
+
+def is_ready(pod: Obj) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
+def _template_hash(template: Any) -> str:
+    digest = hashlib.sha256(repr(template).encode()).digest()
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(alphabet[b % len(alphabet)] for b in digest[:10])
+
+
+class Workloads:
+    """The controllers; `start()` once the event loop runs, `stop()` to end the task."""
+
+    def __init__(
+        self, api: Api, registry: Registry, *, ready_delay: float, kubelet: bool = True
+    ) -> None:
+        self.api = api
+        self.registry = registry
+        self.ready_delay = ready_delay  # seconds from Running to Ready for every new pod
+        self.kubelet = kubelet  # simulate the kubelet (Running, Ready) for every new pod
+        self._dirty: set[tuple[str, str, str]] = set()  # (plural, namespace, name)
+        self._new_pods: list[tuple[str, str, str]] = []  # (namespace, name, uid)
+        self._ready_due: list[tuple[float, str, str, str]] = []
+        self._gc: list[tuple[str, str]] = []  # (namespace, owner uid) of deleted workloads
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._ips = itertools.count(2)
+
+    def start(self) -> None:
+        self.api.store.add_listener(self._on_change)
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="sandbox-workloads")
+
+    async def stop(self) -> None:
+        self.api.store.remove_listener(self._on_change)
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def _on_change(self, change: Change) -> None:
+        meta = change.obj["metadata"]
+        if change.key in WORKLOAD_KEYS:
+            if change.type == "DELETED":
+                self._gc.append((meta.get("namespace", ""), meta["uid"]))
+            else:
+                self._dirty.add((change.key[1], meta.get("namespace", ""), meta["name"]))
+        elif change.key == PODS:
+            ref = controller_ref(change.obj)
+            if ref and ref.get("kind") in KINDS:
+                self._dirty.add(
+                    (KINDS[ref["kind"]], meta.get("namespace", ""), ref.get("name", ""))
+                )
+            if change.type == "ADDED" and self.kubelet:
+                self._new_pods.append((meta.get("namespace", ""), meta["name"], meta["uid"]))
+        else:
+            return
+        self._wake.set()
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            timeout = None
+            if self._ready_due:
+                timeout = max(0.0, min(d[0] for d in self._ready_due) - loop.time())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            self._wake.clear()
+            try:
+                self.step(loop.time())
+            except Exception:  # a controller bug must not stop the simulation
+                log.exception("workload simulation step failed")
+            await asyncio.sleep(0)
+
+    # ---- one reconciliation pass (synchronous, so tests can drive it) -------------------------
+
+    def step(self, now: float) -> None:
+        new_pods, self._new_pods = self._new_pods, []
+        for ns, name, uid in new_pods:
+            self._start_pod(ns, name, uid, now)
+        due = [d for d in self._ready_due if d[0] <= now]
+        self._ready_due = [d for d in self._ready_due if d[0] > now]
+        for _, ns, name, uid in due:
+            self._make_ready(ns, name, uid)
+        gc, self._gc = self._gc, []
+        for ns, uid in gc:
+            self._collect(ns, uid)
+        dirty, self._dirty = self._dirty, set()
+        for plural, ns, name in sorted(dirty):
+            self._reconcile(plural, ns, name)
+
+    def _rt(self, plural: str) -> ResourceType:
+        rt = self.registry.lookup("apps" if plural != "pods" else "", "v1", plural)
+        assert rt is not None
+        return rt
+
+    def _owned(self, ns: str, uid: str) -> list[Obj]:
+        return [
+            p
+            for p in self.api.store.list(PODS, ns)
+            if (controller_ref(p) or {}).get("uid") == uid
+            and not p["metadata"].get("deletionTimestamp")
+        ]
+
+    def _collect(self, ns: str, uid: str) -> None:
+        for pod in self._owned(ns, uid):
+            with contextlib.suppress(errors.ApiError):
+                self.api.delete(self._rt("pods"), ns, pod["metadata"]["name"])
+
+    def _reconcile(self, plural: str, ns: str, name: str) -> None:
+        rt = self._rt(plural)
+        w = self.api.store.get(rt.key, ns, name)
+        if w is None or w["metadata"].get("deletionTimestamp"):
+            return
+        pods = self._owned(ns, w["metadata"]["uid"])
+        want = int((w.get("spec") or {}).get("replicas", 1))
+        if len(pods) < want:
+            pods += self._create_pods(rt, w, pods, want - len(pods))
+        elif len(pods) > want:
+            pods = self._delete_pods(rt, pods, len(pods) - want)
+        self._write_status(rt, w, pods)
+
+    def _create_pods(self, rt: ResourceType, w: Obj, existing: list[Obj], n: int) -> list[Obj]:
+        created = []
+        ordinals = iter(
+            i
+            for i in itertools.count()
+            if f"{w['metadata']['name']}-{i}" not in {p["metadata"]["name"] for p in existing}
+        )
+        for _ in range(n):
+            pod = self._pod_from_template(rt, w, next(ordinals))
+            try:
+                created.append(self.api.create(self._rt("pods"), w["metadata"]["namespace"], pod))
+            except errors.ApiError as err:
+                log.warning(
+                    "cannot create a pod for %s/%s: %s",
+                    rt.plural,
+                    w["metadata"]["name"],
+                    err.message,
+                )
+                break
+        return created
+
+    def _pod_from_template(self, rt: ResourceType, w: Obj, ordinal: int) -> Obj:
+        template = copy.deepcopy((w.get("spec") or {}).get("template") or {})
+        tmeta = template.get("metadata") or {}
+        wname = w["metadata"]["name"]
+        labels = dict(tmeta.get("labels") or {})
+        spec = template.get("spec") or {}
+        if rt.plural == "statefulsets":
+            name = f"{wname}-{ordinal}"
+            labels["statefulset.kubernetes.io/pod-name"] = name
+            labels["apps.kubernetes.io/pod-index"] = str(ordinal)
+            spec.setdefault("hostname", name)
+            if (w.get("spec") or {}).get("serviceName"):
+                spec.setdefault("subdomain", w["spec"]["serviceName"])
+        elif rt.plural == "deployments":
+            pod_hash = _template_hash(template)
+            labels["pod-template-hash"] = pod_hash
+            name = f"{wname}-{pod_hash}-{random_suffix()}"
+        else:
+            name = f"{wname}-{random_suffix()}"
+        meta: Obj = {
+            "name": name,
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": rt.api_version,
+                    "kind": rt.kind,
+                    "name": wname,
+                    "uid": w["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        }
+        if tmeta.get("annotations"):
+            meta["annotations"] = dict(tmeta["annotations"])
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    def _delete_pods(self, rt: ResourceType, pods: list[Obj], n: int) -> list[Obj]:
+        if rt.plural == "statefulsets":
+            # highest ordinal first, like the StatefulSet controller
+            victims = sorted(
+                pods, key=lambda p: int(p["metadata"]["name"].rsplit("-", 1)[-1]), reverse=True
+            )[:n]
+        else:
+            # not-ready first, then the newest (upstream ActivePodsWithRanks, simplified)
+            victims = sorted(pods, key=lambda p: (is_ready(p), _neg_ts(p), p["metadata"]["name"]))[
+                :n
+            ]
+        names = {v["metadata"]["name"] for v in victims}
+        for v in victims:
+            with contextlib.suppress(errors.ApiError):
+                self.api.delete(self._rt("pods"), v["metadata"]["namespace"], v["metadata"]["name"])
+        return [p for p in pods if p["metadata"]["name"] not in names]
+
+    def _write_status(self, rt: ResourceType, w: Obj, pods: list[Obj]) -> None:
+        current = {
+            p["metadata"]["name"]: p
+            for p in self._owned(w["metadata"]["namespace"], w["metadata"]["uid"])
+        }
+        pods = list(current.values())
+        ready = sum(1 for p in pods if is_ready(p))
+        want = int((w.get("spec") or {}).get("replicas", 1))
+        status: Obj = dict(w.get("status") or {})
+        status.update(
+            {
+                "observedGeneration": w["metadata"].get("generation", 1),
+                "replicas": len(pods),
+                "readyReplicas": ready,
+                "availableReplicas": ready,
+            }
+        )
+        if rt.plural == "deployments":
+            status["updatedReplicas"] = len(pods)
+            status["unavailableReplicas"] = max(0, want - ready)
+            status["conditions"] = self._deployment_conditions(
+                w, ready >= want, status.get("conditions")
+            )
+        elif rt.plural == "statefulsets":
+            status.update({"currentReplicas": len(pods), "updatedReplicas": len(pods)})
+        else:
+            status["fullyLabeledReplicas"] = len(pods)
+        for field in ("readyReplicas", "availableReplicas", "unavailableReplicas"):
+            if status.get(field) == 0:
+                status.pop(field)  # omitempty, as the Go types serialise
+        if status == w.get("status"):
+            return
+        with contextlib.suppress(errors.ApiError):
+            self.api.update(
+                rt,
+                w["metadata"]["namespace"],
+                w["metadata"]["name"],
+                {**w, "status": status},
+                subresource="status",
+            )
+
+    def _deployment_conditions(self, w: Obj, available: bool, old: Any) -> list[Obj]:
+        now = format_time(self.api.clock())
+        previous = {c.get("type"): c for c in old or []}
+        wanted = [
+            (
+                "Available",
+                available,
+                "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                "Deployment has minimum availability."
+                if available
+                else "Deployment does not have minimum availability.",
+            ),
+            (
+                "Progressing",
+                True,
+                "NewReplicaSetAvailable",
+                f'ReplicaSet "{w["metadata"]["name"]}" has successfully progressed.',
+            ),
+        ]
+        conditions = []
+        for kind, ok, reason, message in wanted:
+            value = "True" if ok else "False"
+            prev = previous.get(kind) or {}
+            changed = prev.get("status") != value
+            conditions.append(
+                {
+                    "type": kind,
+                    "status": value,
+                    "lastUpdateTime": now
+                    if changed or prev.get("reason") != reason
+                    else prev.get("lastUpdateTime", now),
+                    "lastTransitionTime": now if changed else prev.get("lastTransitionTime", now),
+                    "reason": reason,
+                    "message": message,
+                }
+            )
+        return conditions
+
+    # ---- the kubelet -------------------------------------------------------------------------
+
+    def _start_pod(self, ns: str, name: str, uid: str, now: float) -> None:
+        pod = self.api.store.get(PODS, ns, name)
+        if pod is None or pod["metadata"]["uid"] != uid:
+            return
+        status = pod.get("status") or {}
+        if status.get("phase", "Pending") != "Pending" or status.get("startTime"):
+            return  # someone else (a test) owns this pod's status
+        ts = format_time(self.api.clock())
+        ip = next(self._ips)
+        immediate = self.ready_delay <= 0
+        flag = "True" if immediate else "False"
+        containers = (pod.get("spec") or {}).get("containers") or []
+        new_status = {
+            **status,
+            "phase": "Running",
+            "startTime": ts,
+            "hostIP": "10.0.0.1",
+            "hostIPs": [{"ip": "10.0.0.1"}],
+            "podIP": f"10.244.{ip // 250}.{ip % 250 + 1}",
+            "podIPs": [{"ip": f"10.244.{ip // 250}.{ip % 250 + 1}"}],
+            "conditions": [
+                {
+                    "type": "PodReadyToStartContainers",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": ts,
+                },
+                {
+                    "type": "Initialized",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": ts,
+                },
+                _condition("Ready", flag, ts),
+                _condition("ContainersReady", flag, ts),
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": ts,
+                },
+            ],
+            "containerStatuses": [
+                {
+                    "name": c.get("name", ""),
+                    "image": c.get("image", ""),
+                    "imageID": "",
+                    "containerID": f"sandbox://{uid[:8]}-{c.get('name', '')}",
+                    "ready": immediate,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": ts}},
+                }
+                for c in containers
+            ],
+        }
+        with contextlib.suppress(errors.ApiError):
+            self.api.update(
+                self._rt("pods"), ns, name, {**pod, "status": new_status}, subresource="status"
+            )
+        if not immediate:
+            self._ready_due.append((now + self.ready_delay, ns, name, uid))
+
+    def _make_ready(self, ns: str, name: str, uid: str) -> None:
+        pod = self.api.store.get(PODS, ns, name)
+        if (
+            pod is None
+            or pod["metadata"]["uid"] != uid
+            or (pod.get("status") or {}).get("phase") != "Running"
+        ):
+            return
+        ts = format_time(self.api.clock())
+        status = dict(pod["status"])
+        status["conditions"] = [
+            _condition(c["type"], "True", ts)
+            if c.get("type") in ("Ready", "ContainersReady") and c.get("status") != "True"
+            else c
+            for c in status.get("conditions") or []
+        ]
+        status["containerStatuses"] = [
+            {**c, "ready": True} for c in status.get("containerStatuses") or []
+        ]
+        with contextlib.suppress(errors.ApiError):
+            self.api.update(
+                self._rt("pods"), ns, name, {**pod, "status": status}, subresource="status"
+            )
+
+
+def _condition(kind: str, value: str, ts: str) -> Obj:
+    cond: Obj = {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": ts}
+    if value == "False":
+        cond["reason"] = "ContainersNotReady"
+        cond["message"] = "containers with unready status: [main]"
+    return cond
+
+
+def _neg_ts(pod: Obj) -> tuple[int, ...]:
+    # newest first: invert the digits of the RFC 3339 timestamp so that sorting ascends
+    return tuple(-ord(ch) for ch in pod["metadata"].get("creationTimestamp", ""))
