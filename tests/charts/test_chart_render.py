@@ -216,6 +216,23 @@ def test_adapter_args_match_prometheus_adapter_and_the_mounts(helm: Helm) -> Non
     ]
 
 
+@pytest.mark.parametrize("files", VALUE_SETS)
+def test_the_programs_accept_the_rendered_command_lines(helm: Helm, files: tuple[Any, ...]) -> None:
+    # the real parsers: argparse exits 2 on a flag or a value the program does not accept
+    from adapter.cli import parse_args
+    from autoscaler.run_cli import build_parser, settings_from
+
+    programs = {
+        name.rsplit("-", 1)[-1]: c for name, _, c in helm.template(files=files).containers()
+    }
+    options = parse_args(programs["adapter"]["args"][1:])
+    assert options.config == "/etc/adapter/config.yaml"
+    if "autoscaler" in programs:  # only-external runs no controller
+        args = programs["autoscaler"]["args"]
+        assert args[1] == "run"
+        settings_from(build_parser().parse_args(args[2:]))
+
+
 def test_extra_args_come_last_and_verbatim(helm: Helm) -> None:
     extra = ["--prometheus-header=X-Scope-OrgID=a b", "--metrics-max-age=5m"]
     rendered = helm.template({"adapter": {"extraArgs": extra}, "autoscaler": {"extraArgs": extra}})
@@ -229,6 +246,10 @@ def test_autoscaler_runs_with_leader_election(helm: Helm) -> None:
     assert dep["spec"]["replicas"] == 2
     c = container(rendered, AUTOSCALER)
     assert c["args"][:3] == ["promscaler-autoscaler", "run", "--leader-elect"]
+    # the Lease must be where the chart's Role allows it
+    assert f"--leader-elect-resource-namespace={NAMESPACE}" in c["args"]
+    lease_role = rendered.get("Role", f"{AUTOSCALER}-leader-election")
+    assert lease_role["metadata"]["namespace"] == NAMESPACE
     assert "--namespace=a" in c["args"]
     assert "--namespace=b" in c["args"]
     assert "--workers=4" in c["args"]
