@@ -1,0 +1,238 @@
+"""The command line: flag errors, rule file errors, --help, and a real start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import ssl
+import subprocess
+import sys
+import time
+
+import aiohttp
+import pytest
+
+from adapter.cli import parse_args
+from tests.adapter.stack import RULES, series
+from tests.support.prometheus import free_port, remote_write
+
+ADAPTER = [sys.executable, "-m", "adapter"]
+
+
+def run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*ADAPTER, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+@pytest.fixture
+def rules_file(tmp_path):
+    path = tmp_path / "rules.yaml"
+    path.write_text(RULES)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        pytest.param(
+            ["--metrics-relist-interval=10 minutes"], "--metrics-relist-interval", id="bad-duration"
+        ),
+        pytest.param(
+            ["--metrics-relist-interval", "0s"], "--metrics-relist-interval", id="zero-interval"
+        ),
+        pytest.param(["--secure-port=70000"], "--secure-port", id="port-out-of-range"),
+        pytest.param(["--prometheus-verb=PUT"], "--prometheus-verb", id="bad-verb"),
+        pytest.param(["--prometheus-header=novalue"], "--prometheus-header", id="bad-header"),
+        pytest.param(["--tls-min-version=VersionTLS99"], "--tls-min-version", id="tls-version"),
+        pytest.param(["--prometheus-timeout=fast"], "--prometheus-timeout", id="bad-timeout"),
+        pytest.param(["--no-such-flag"], "--no-such-flag", id="unknown-flag"),
+    ],
+)
+def test_bad_flag_values_exit_2_with_one_line(rules_file, args, flag):
+    result = run(f"--config={rules_file}", *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert flag in lines[0]
+
+
+def test_missing_config_exits_2():
+    result = run()
+    assert result.returncode == 2
+    assert "--config" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        pytest.param(
+            "rules:\n- seriesQuery: 'x'\n  metricsQuery: 'x'\n  nmae: {}\n",
+            "rules[0]",
+            id="unknown-key",
+        ),
+        pytest.param(
+            "rules:\n- seriesQuery: 'x'\n  metricsQuery: 'x'\n"
+            "- seriesQuery: 'y'\n  name: {matches: '('}\n  metricsQuery: 'y'\n",
+            "rules[1].name.matches",
+            id="bad-regex",
+        ),
+    ],
+)
+def test_bad_rule_file_exits_1_naming_the_place(tmp_path, text, where):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    result = run(f"--config={path}")
+    assert result.returncode == 1
+    assert where in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_unreadable_rule_file_exits_1(tmp_path):
+    result = run(f"--config={tmp_path / 'missing.yaml'}")
+    assert result.returncode == 1
+    assert "missing.yaml" in result.stderr
+
+
+def test_help_is_grouped():
+    result = run("--help")
+    assert result.returncode == 0
+    for group in (
+        "rules and discovery",
+        "Prometheus",
+        "serving",
+        "Kubernetes",
+        "authentication and authorization",
+    ):
+        assert group in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "field", "want"),
+    [
+        pytest.param(
+            ["--metrics-relist-interval=1m"], "max_age", 60.0, id="max-age-defaults-to-relist"
+        ),
+        pytest.param(
+            ["--metrics-relist-interval=1h30m", "--metrics-max-age=2h"],
+            "max_age",
+            7200.0,
+            id="max-age-explicit",
+        ),
+        pytest.param([], "relist_interval", 600.0, id="relist-default-10m"),
+        pytest.param([], "cache_ttl", 1.0, id="cache-ttl-default"),
+        pytest.param(["--cache-ttl=0"], "cache_ttl", 0.0, id="cache-off"),
+        pytest.param([], "secure_port", 6443, id="port-default"),
+        pytest.param(["--kubeconfig", "/k"], "lister_kubeconfig", "/k", id="kubeconfig-alias"),
+        pytest.param(["-v=4"], "verbosity", 4, id="klog-v"),
+        pytest.param(["--v", "2"], "verbosity", 2, id="klog-v-space"),
+    ],
+)
+def test_defaults_and_go_style_values(argv, field, want):
+    options = parse_args(["--config=x", *argv])
+    assert getattr(options, field) == want
+
+
+def test_prometheus_flags():
+    options = parse_args(
+        [
+            "--config=x",
+            "--prometheus-url=https://prom:9090",
+            "--prometheus-verb=post",
+            "--prometheus-header",
+            "X-A=1",
+            "--prometheus-header=X-B=2=3",
+            "--prometheus-auth-incluster",
+            "--prometheus-timeout=250ms",
+        ]
+    )
+    prom = options.prometheus
+    assert (prom.url, prom.verb, prom.in_cluster, prom.timeout) == (
+        "https://prom:9090",
+        "POST",
+        True,
+        0.25,
+    )
+    assert dict(prom.headers) == {"X-A": "1", "X-B": "2=3"}
+
+
+@pytest.mark.prometheus
+async def test_the_program_serves_and_reloads_rules_on_sighup(prometheus, tmp_path):
+    await remote_write(
+        prometheus.url,
+        [
+            series("gauge_value", {"namespace": "default", "pod": "web-1"}, [2.5]),
+            series("extra_gauge", {"namespace": "default", "pod": "web-1"}, [1]),
+        ],
+    )
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(RULES)
+    kubeconfig = tmp_path / "kubeconfig"  # an API server that is not there: names need none
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    )
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        *ADAPTER,
+        f"--config={rules}",
+        f"--prometheus-url={prometheus.url}",
+        f"--secure-port={port}",
+        "--bind-address=127.0.0.1",
+        f"--cert-dir={tmp_path / 'certs'}",
+        "--authorization-mode=AlwaysAllow",
+        f"--lister-kubeconfig={kubeconfig}",
+        "--metrics-relist-interval=1h",
+        "--metrics-max-age=1h",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    base = f"https://127.0.0.1:{port}"
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as http:
+            await wait_ready(http, base)
+            pod = f"{base}/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/web-1"
+            async with http.get(f"{pod}/gauge_value") as resp:
+                assert resp.status == 200
+                assert (await resp.json())["items"][0]["value"] == "2500m"
+            async with http.get(f"{pod}/extra_gauge") as resp:
+                assert resp.status == 404
+            rules.write_text(RULES.replace("gauge_value{", "extra_gauge{", 1))
+            proc.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 10
+            status = 0
+            while time.monotonic() < deadline and status != 200:
+                await asyncio.sleep(0.1)
+                async with http.get(f"{pod}/extra_gauge") as resp:
+                    status = resp.status
+            assert status == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(proc.wait(), timeout=15)
+        stderr = (await proc.stderr.read()).decode()
+    assert code == 0, stderr
+    assert 't"' not in stderr or "token" not in stderr
+
+
+async def wait_ready(http: aiohttp.ClientSession, base: str) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            async with http.get(f"{base}/readyz") as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError("the adapter did not become ready")
