@@ -1,0 +1,107 @@
+"""Bad documents: one clear error naming the field; the JSON shapes of the result."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from autoscaler.core import DocumentError, decide_document
+from tests.core import builders as b
+
+
+def good() -> dict[str, Any]:
+    return b.document(metrics_spec=[b.pods_metric(1000)], metrics=[b.pods_items([2000, 2000])], current=2,
+                      pod_list=b.pods(2))
+
+
+def spec(doc: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = doc["autoscaler"]["spec"]
+    return result
+
+
+def _del(key: str):  # type: ignore[no-untyped-def]
+    def edit(doc: dict[str, Any]) -> None:
+        del doc[key]
+    return edit
+
+
+CASES = [
+    pytest.param(_del("now"), "now: is required", id="missing-now"),
+    pytest.param(lambda d: d.update(now="yesterday"), "now: invalid time 'yesterday'", id="bad-now"),
+    pytest.param(_del("autoscaler"), "autoscaler: is required", id="missing-autoscaler"),
+    pytest.param(_del("scale"), "scale: is required", id="missing-scale"),
+    pytest.param(lambda d: d["scale"]["spec"].pop("replicas"), "scale.spec.replicas: is required", id="missing-replicas"),
+    pytest.param(lambda d: d["scale"]["spec"].update(replicas="3"), "scale.spec.replicas: must be an integer",
+                 id="replicas-string"),
+    pytest.param(lambda d: spec(d).pop("maxReplicas"), "autoscaler.spec.maxReplicas: is required", id="missing-max"),
+    pytest.param(lambda d: spec(d).update(minReplicas=5, maxReplicas=2), "autoscaler.spec.maxReplicas: must be greater",
+                 id="max-below-min"),
+    pytest.param(lambda d: spec(d)["metrics"][0]["pods"]["target"].update(averageValue="lots"),
+                 "autoscaler.spec.metrics[0].pods.target.averageValue: invalid quantity 'lots'", id="bad-target-quantity"),
+    pytest.param(lambda d: spec(d)["metrics"][0]["pods"]["target"].update(averageValue="0"),
+                 "autoscaler.spec.metrics[0].pods.target.averageValue: must be positive", id="zero-target"),
+    pytest.param(lambda d: spec(d)["metrics"][0].pop("pods"), "autoscaler.spec.metrics[0].pods: is required",
+                 id="missing-source"),
+    pytest.param(lambda d: d["metrics"].append({"error": "x"}), "metrics: has 2 entries but autoscaler.spec.metrics has 1",
+                 id="metrics-length-mismatch"),
+    pytest.param(lambda d: d["metrics"][0].pop("items"), "metrics[0]: a Pods metric needs items", id="metric-shape"),
+    pytest.param(lambda d: d["metrics"][0]["items"][1].update(value="1.2.3"), "metrics[0].items[1].value: invalid quantity",
+                 id="bad-sample-value"),
+    pytest.param(lambda d: d["pods"][1]["status"].update(startTime="soon"), "pods[1].status.startTime: invalid time",
+                 id="bad-pod-time"),
+    pytest.param(lambda d: d["pods"][0]["spec"]["containers"][0]["resources"]["requests"].update(cpu="x"),
+                 "pods[0].spec.containers[0].resources.requests.cpu: invalid quantity", id="bad-request"),
+    pytest.param(lambda d: d.update(history={"recommendations": [{"replicas": 1}]}),
+                 "history.recommendations[0].timestamp: is required", id="history-missing-timestamp"),
+    pytest.param(lambda d: spec(d).update(behavior={"scaleUp": {"selectPolicy": "Fastest"}}),
+                 "autoscaler.spec.behavior.scaleUp.selectPolicy: must be Max, Min or Disabled", id="bad-select-policy"),
+    pytest.param(lambda d: spec(d).update(behavior={"scaleDown": {"policies": [{"type": "Pods", "value": 1}]}}),
+                 "autoscaler.spec.behavior.scaleDown.policies[0].periodSeconds: is required", id="policy-period"),
+    pytest.param(lambda d: d["controller"].update(tolerance="high"), "controller.tolerance: must be a number",
+                 id="bad-tolerance"),
+]
+
+
+@pytest.mark.parametrize(("edit", "message"), CASES)
+def test_invalid_document_names_the_field(edit: Any, message: str) -> None:
+    doc = good()
+    edit(doc)
+    with pytest.raises(DocumentError) as err:
+        decide_document(doc)
+    assert str(err.value).startswith(message), str(err.value)
+
+
+@pytest.mark.parametrize("value", [None, [], "x", 3])
+def test_not_an_object(value: Any) -> None:
+    with pytest.raises(DocumentError, match=r"\(document\): must be a JSON object"):
+        decide_document(value)
+
+
+def test_quantities_as_json_numbers_are_accepted() -> None:
+    doc = good()
+    doc["metrics"][0]["items"][0]["value"] = 2
+    doc["metrics"][0]["items"][1]["value"] = 2.0
+    assert decide_document(doc)["desiredReplicas"] == 4
+
+
+def test_result_shape_and_history_round_trip() -> None:
+    doc = good()
+    doc["now"] = "2026-01-01T00:00:00.123456789Z"
+    result = decide_document(doc)
+    assert set(result) >= {"desiredReplicas", "rescale", "status", "history", "explanation", "summary"}
+    # status times are metav1.Time (seconds); history keeps nanoseconds for strict comparisons
+    assert result["status"]["lastScaleTime"] == "2026-01-01T00:00:00Z"
+    assert result["history"]["recommendations"][-1]["timestamp"] == "2026-01-01T00:00:00.123456789Z"
+    again = copy.deepcopy(doc)
+    again["history"] = result["history"]
+    first = result["history"]["recommendations"]
+    assert decide_document(again)["history"]["recommendations"][: len(first)] == first
+
+
+def test_year_one_times_are_accepted() -> None:
+    doc = good()
+    doc["history"] = {"recommendations": [{"replicas": 9, "timestamp": b.ZERO}]}
+    result = decide_document(doc)
+    assert result["history"]["recommendations"][0] == {"replicas": 4, "timestamp": b.NOW}
