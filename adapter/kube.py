@@ -274,9 +274,11 @@ class KubeObjects:
         *,
         clock: Callable[[], float] = time.monotonic,
         max_objects: int = 10_000,  # objects one wildcard request may cover (Limits.max_objects)
+        sync_wait: float = SYNC_WAIT,  # seconds a first request waits for a new cache
     ) -> None:
         self._kube = kube
         self._max_objects = max_objects
+        self._sync_wait = sync_wait
         self._clock = clock
         self._caches: dict[GroupResource, _ObjectCache] = {}
         self._resolver: StaticResolver | None = None
@@ -292,7 +294,7 @@ class KubeObjects:
             cache = self._caches[info.group_resource] = _ObjectCache(self._kube, info)
         if not cache.synced.is_set():
             try:
-                await asyncio.wait_for(asyncio.shield(cache.synced.wait()), SYNC_WAIT)
+                await asyncio.wait_for(asyncio.shield(cache.synced.wait()), self._sync_wait)
             except TimeoutError as exc:
                 raise KubeUnavailable() from exc
         names = cache.names(namespace if info.namespaced else None, selector)
