@@ -64,6 +64,7 @@ class _RuleIndexer:
         self.labels = ResourceLabels(rule.resources, resolver)
         self.sources: dict[str, MetricSource | None] = {}
         self.names: dict[str, str] = {}
+        self.by_keys: dict[tuple[str, ...], tuple[ResourceInfo, ...]] = {}
 
     def source(self, series: str) -> tuple[str, MetricSource] | None:
         if series not in self.sources:
@@ -74,13 +75,19 @@ class _RuleIndexer:
         found = self.sources[series]
         return None if found is None else (self.names[series], found)
 
-    def resources(self, labels: Iterable[str]) -> list[ResourceInfo]:
-        found = [self.labels.resource_for_label(label) for label in labels]
-        infos = [info for info in found if info is not None]
-        has_namespace = any(info.group_resource == NAMESPACES for info in infos)
-        # a namespaced resource is served per namespace: without a namespace label the
-        # series cannot be queried that way (the peer lists it as cluster-scoped instead)
-        return [info for info in infos if has_namespace or not info.namespaced]
+    def resources(self, labels: tuple[str, ...]) -> tuple[ResourceInfo, ...]:
+        """Resources named by a label set's keys; memoised per distinct key tuple (series of
+        one metric nearly always share their label names)."""
+        cached = self.by_keys.get(labels)
+        if cached is None:
+            found = [self.labels.resource_for_label(label) for label in labels]
+            infos = [info for info in found if info is not None]
+            has_namespace = any(info.group_resource == NAMESPACES for info in infos)
+            # a namespaced resource is served per namespace: without a namespace label the
+            # series cannot be queried that way (the peer lists it as cluster-scoped instead)
+            cached = tuple(info for info in infos if has_namespace or not info.namespaced)
+            self.by_keys[labels] = cached
+        return cached
 
 
 def index_series(
@@ -100,6 +107,7 @@ def index_series(
         series = labels.get("__name__")
         if not series:
             continue
+        keys = tuple(labels)
         for indexer in indexers:
             named = indexer.source(series)
             if named is None:
@@ -109,9 +117,10 @@ def index_series(
                 if name not in external or not _newer(external[name], source):
                     external[name] = source
                 continue
-            for info in indexer.resources(labels):
+            for info in indexer.resources(keys):
                 key = (info.group_resource, name)
-                if key not in custom or not _newer(custom[key][1], source):
+                entry = custom.get(key)
+                if entry is None or (entry[1] is not source and not _newer(entry[1], source)):
                     custom[key] = (CustomMetric(info.group_resource, name, info.namespaced), source)
     unresolved = frozenset().union(*(indexer.labels.unresolved for indexer in indexers))
     return SeriesIndex(series_query, custom, external, seen, unresolved)

@@ -38,7 +38,6 @@ _SIMPLE_ESCAPES = {
     "\\": "\\\\",
     '"': '\\"',
 }
-_RE2_META = frozenset("\\.+*?()|[]{}^$")
 _NON_PRINTING = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
 
 
@@ -52,8 +51,14 @@ def _printable(char: str) -> bool:
     return char == " " or unicodedata.category(char) not in _NON_PRINTING
 
 
+_PLAIN = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except `"` and `\`: no escaping
+_RE2_META_RE = re.compile(r"[\\.+*?()|\[\]{}^$]")
+
+
 def quote(value: str) -> str:
     """`value` as a double-quoted PromQL string, escaped like Go's `strconv.Quote`."""
+    if _PLAIN.fullmatch(value):  # the common case, kept fast
+        return f'"{value}"'
     out = ['"']
     for char in value:
         code = ord(char)
@@ -75,11 +80,14 @@ def quote(value: str) -> str:
 
 def regex_escape(value: str) -> str:
     """`value` as an RE2 regex matching exactly itself (metacharacters backslash-escaped)."""
-    return "".join("\\" + char if char in _RE2_META else char for char in value)
+    return _RE2_META_RE.sub(r"\\\g<0>", value)
 
 
 def regex_union(values: Iterable[str]) -> str:
     """A regex matching exactly the given literal values: escaped and joined with `|`."""
+    values = list(values)
+    if _RE2_META_RE.search("".join(values)) is None:  # the common case: nothing to escape
+        return "|".join(values)
     return "|".join(regex_escape(value) for value in values)
 
 
