@@ -207,7 +207,7 @@ class Reconciler:
         new["targets"] = targets(spec, new.get("currentMetrics"))
         if "lastScaleTime" not in new and old.get("lastScaleTime"):
             new["lastScaleTime"] = old["lastScaleTime"]
-        if self._unchanged(old, new):
+        if self._unchanged(old, new, spec):
             return  # no write (the HPA also skips no-op status updates)
         patch: JSON = {k: None for k in old if k not in new}  # merge patch: null removes
         patch.update(new)
@@ -223,9 +223,10 @@ class Reconciler:
             return
         obj["status"] = fresh.get("status", new) if fresh else new
 
-    def _unchanged(self, old: JSON, new: JSON) -> bool:
+    def _unchanged(self, old: JSON, new: JSON, spec: Mapping[str, Any]) -> bool:
         """Equal apart from history, and the history equal in what it holds (the scale events,
-        the set of recommended values) and persisted within `history_refresh` seconds."""
+        the set of recommended values) and persisted recently enough: within `history_refresh`
+        seconds and half the downscale window, so a new leader's window is never far off."""
         old = {k: v for k, v in old.items() if v is not None}
         if {**old, "history": None} != {**new, "history": None}:
             return False
@@ -240,10 +241,21 @@ class Reconciler:
             return False
         if (before.get("recommendations") is None) != (after.get("recommendations") is None):
             return False
-        return _age(recs_before, recs_after) < self._options.history_refresh
+        limit = self._options.history_refresh
+        window = _down_window(spec, self._options)
+        if window > 0:
+            limit = min(limit, window / 2)
+        return _age(recs_before, recs_after) < limit
 
     async def _event(self, obj: JSON, type_: str, reason: str, message: str) -> None:
         await self._cluster.record_event(obj, type_=type_, reason=reason, message=message)
+
+
+def _down_window(spec: Mapping[str, Any], options: ControllerOptions) -> float:
+    """The downscale stabilization window in seconds (behavior's, else the controller's)."""
+    down = ((spec.get("behavior") or {}).get("scaleDown")) or {}
+    window = down.get("stabilizationWindowSeconds")
+    return float(options.downscale_stabilization if window is None else window)
 
 
 def _age(before: list[Any], after: list[Any]) -> float:

@@ -1,0 +1,216 @@
+"""The controller on a Kubernetes API with a real Prometheus and the adapter: scaling up and
+down on External and Pods metrics, scale to zero and back, and a hand-made zero that stays."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import time
+
+import pytest
+
+from autoscaler.core import decide_document
+from tests.controller.stack import (  # noqa: F401 - `stack` is a fixture
+    FAST,
+    Stack,
+    eventually,
+    external_metric,
+    stack,
+    target_ref,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
+
+
+def predict(spec, *, replicas, metrics, pods=(), status=None):
+    """What the decision core says for these inputs (no history: the raw recommendation)."""
+    doc = {
+        "now": "2026-01-01T00:00:00Z",
+        "autoscaler": {"spec": copy.deepcopy(spec), "status": status or {}},
+        "scale": {
+            "spec": {"replicas": replicas},
+            "status": {"replicas": replicas, "selector": "app=x"},
+        },
+        "pods": list(pods),
+        "metrics": metrics,
+    }
+    return decide_document(doc)["desiredReplicas"]
+
+
+def ext_items(value):
+    return [
+        {
+            "items": [
+                {
+                    "metricName": "e2e_queue_depth",
+                    "metricLabels": {},
+                    "timestamp": "2026-01-01T00:00:00Z",
+                    "value": str(value),
+                }
+            ]
+        }
+    ]
+
+
+async def replicas_are(st: Stack, name: str, want: int) -> bool:
+    return await st.replicas(name) == want
+
+
+async def test_external_metric_scales_up_then_down_after_the_window(stack: Stack):
+    st = stack
+    spec = {
+        "scaleTargetRef": target_ref("worker"),
+        "minReplicas": 1,
+        "maxReplicas": 10,
+        "metrics": [external_metric("jobs")],
+        "behavior": FAST,
+    }
+    up = predict(spec, replicas=1, metrics=ext_items(55))
+    down = predict(
+        {
+            **spec,
+            "behavior": {
+                **FAST,
+                "scaleDown": {**FAST["scaleDown"], "stabilizationWindowSeconds": 0},
+            },
+        },
+        replicas=up,
+        metrics=ext_items(12),
+    )
+    assert (up, down) == (6, 2), "the core's prediction for 55 and 12 against 10 per pod"
+    await st.queue("jobs", 55)
+    await st.deployment("worker", 1)
+    await st.autoscaler("worker", spec)
+    async with st.controller():
+        await eventually(lambda: replicas_are(st, "worker", up), timeout=15, what=f"{up} replicas")
+        events = [e for e in await st.events("worker") if e["reason"] == "SuccessfulRescale"]
+        assert [e["message"].split(";")[0] for e in events] == [f"New size: {up}"]
+        assert "above target" in events[0]["message"]
+
+        await st.queue("jobs", 12)
+        dropped = time.monotonic()
+        await eventually(
+            lambda: replicas_are(st, "worker", down), timeout=15, what=f"{down} replicas"
+        )
+        waited = time.monotonic() - dropped
+        assert waited >= 2.0, f"scaled down after {waited:.1f}s, inside the 3s stabilization window"
+        status = (await st.get_autoscaler("worker"))["status"]
+        assert status["desiredReplicas"] == down
+        assert status["observedGeneration"] == 1
+        assert status["targets"].endswith("/10")
+        assert status["history"]["scaleDownEvents"][0]["change"] == up - down
+
+
+async def _feed_pods(st: Stack, app: str, total: list[float]) -> None:
+    """The load model: `total[0]` spread evenly over the running pods, written every 0.3 s."""
+    while True:
+        pods = await st.pods(app)
+        for p in pods:
+            await st.write(
+                "e2e_requests_per_pod",
+                {"namespace": st.namespace, "pod": p["metadata"]["name"]},
+                total[0] / len(pods),
+            )
+        await asyncio.sleep(0.3)
+
+
+async def test_pods_metric_settles_where_the_core_predicts(stack: Stack):
+    st = stack
+    metric = {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": "e2e_requests_per_pod"},
+            "target": {"type": "AverageValue", "averageValue": "10"},
+        },
+    }
+    spec = {
+        "scaleTargetRef": target_ref("api"),
+        "minReplicas": 1,
+        "maxReplicas": 10,
+        "metrics": [metric],
+        "behavior": FAST,
+    }
+    total = [50.0]
+    await st.deployment("api", 1)
+    feeder = asyncio.create_task(_feed_pods(st, "api", total))
+    try:
+        await eventually(lambda: st.pods("api"), timeout=10, what="a pod")
+        await asyncio.sleep(1.5)  # the adapter's discovery sees the series
+        await st.autoscaler("api", spec)
+        async with st.controller():
+            await eventually(lambda: replicas_are(st, "api", 5), timeout=20, what="5 replicas")
+            await asyncio.sleep(2)
+            assert await st.replicas("api") == 5, "50 over 5 pods is exactly on target: stays"
+            total[0] = 20.0
+            await eventually(lambda: replicas_are(st, "api", 2), timeout=20, what="2 replicas")
+    finally:
+        feeder.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await feeder
+
+
+async def test_scale_to_zero_and_back_within_two_seconds(stack: Stack):
+    st = stack
+    spec = {
+        "scaleTargetRef": target_ref("batch"),
+        "minReplicas": 0,
+        "maxReplicas": 10,
+        "metrics": [external_metric("batch")],
+        "behavior": {**FAST, "scaleDown": {**FAST["scaleDown"], "stabilizationWindowSeconds": 0}},
+    }
+    await st.queue("batch", 0)
+    await st.deployment("batch", 2)
+    await st.autoscaler("batch", spec)
+    async with st.controller(sync_period=15.0):  # waking must not wait for a sync period
+        await eventually(lambda: replicas_are(st, "batch", 0), timeout=20, what="zero replicas")
+        cond = await eventually(lambda: st.condition("batch", "ScaledToZero"), timeout=5)
+        assert (cond["status"], cond["reason"]) == ("True", "ScaledToZero")
+        await asyncio.sleep(1.0)
+
+        status = (await st.get_autoscaler("batch"))["status"]
+        want = predict(
+            spec, replicas=0, metrics=ext_items(30), status={"conditions": status["conditions"]}
+        )
+        assert want == 3
+        await st.queue("batch", 30)
+        rose = time.monotonic()
+        await eventually(
+            lambda: replicas_are(st, "batch", want), timeout=10, interval=0.05, what="wake up"
+        )
+        woke = time.monotonic() - rose
+        print(f"0 -> {want} replicas {woke:.2f}s after the metric rose")
+        assert woke <= 2.5, f"woke after {woke:.2f}s"
+        cond = await st.condition("batch", "ScaledToZero")
+        assert (cond["status"], cond["reason"]) == ("False", "NotScaledToZero")
+
+
+async def test_target_scaled_to_zero_by_hand_stays_at_zero(stack: Stack):
+    st = stack
+    spec = {
+        "scaleTargetRef": target_ref("paused"),
+        "minReplicas": 1,
+        "maxReplicas": 10,
+        "metrics": [external_metric("paused")],
+    }
+    await st.queue("paused", 55)
+    await st.deployment("paused", 2)
+    await st.autoscaler("paused", spec)
+    async with st.controller():
+        await eventually(
+            lambda: st.condition("paused", "ScalingActive"), timeout=10, what="a first pass"
+        )
+        await st.scale("paused", 0)
+        cond = await eventually(
+            lambda: _reason_is(st, "paused", "ScalingActive", "ScalingDisabled"),
+            timeout=10,
+            what="ScalingDisabled",
+        )
+        assert cond["status"] == "False"
+        await asyncio.sleep(2.5)
+        assert await st.replicas("paused") == 0
+
+
+async def _reason_is(st: Stack, name: str, type_: str, reason: str):
+    cond = await st.condition(name, type_)
+    return cond if cond.get("reason") == reason else None
