@@ -11,16 +11,22 @@ import time
 import pytest
 
 from autoscaler.core import decide_document
-from tests.controller.stack import (  # noqa: F401 - `stack` is a fixture
+from tests.controller.stack import (
     FAST,
     Stack,
+    e2e_stack,
     eventually,
     external_metric,
-    stack,
     target_ref,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
+
+
+@pytest.fixture
+async def stack(tmp_path):
+    async with e2e_stack(tmp_path) as s:
+        yield s
 
 
 def predict(spec, *, replicas, metrics, pods=(), status=None):

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from autoscaler.app import Settings, serve
@@ -346,13 +345,6 @@ async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
                 adapter.kill()
                 adapter.wait()
         prom.close()
-
-
-@pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    """The whole stack for one test (sandbox or PROMSCALER_E2E_KUBECONFIG)."""
-    async with e2e_stack(tmp_path) as s:
-        yield s
 
 
 def external_metric(
