@@ -47,9 +47,21 @@ from autoscaler.core.pods import (
     ready_pods_count,
 )
 from autoscaler.core.tolerances import Tolerances
-from common.quantity import format_milli
+from common.quantity import format_milli as _format_milli
 
 __all__ = ["Context", "MetricFailure", "Proposal", "propose"]
+
+_FORMATTED: dict[int, str] = {}
+
+
+def format_milli(milli: int) -> str:
+    """format_milli, memoized: the same few values recur in every step."""
+    text = _FORMATTED.get(milli)
+    if text is None:
+        text = _format_milli(milli)
+        if len(_FORMATTED) < 65536:
+            _FORMATTED[milli] = text
+    return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,6 @@ only when the status changes.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from autoscaler.core.model import Condition
 
 __all__ = ["ABLE_TO_SCALE", "SCALED_TO_ZERO", "SCALING_ACTIVE", "SCALING_LIMITED", "Conditions"]
@@ -60,9 +58,7 @@ class Conditions:
         for i, old in enumerate(items):
             if old.type == type_:
                 ltt = self._now if old.status != status else old.last_transition_time
-                items[i] = replace(
-                    old, status=status, reason=reason, message=text, last_transition_time=ltt
-                )
+                items[i] = Condition(type_, status, reason, text, ltt)
                 return
         # a new condition starts with an empty status, so it always transitions
         items.append(Condition(type_, status, reason, text, self._now))

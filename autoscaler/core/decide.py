@@ -217,12 +217,11 @@ def _compute(
     if scale.selector == "":
         conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", MESSAGES["InvalidSelectorMissing"])
         raise _Failed("selector is required", ())
-    try:
-        parse_selector(scale.selector)
-    except SelectorError as e:
-        msg = f"couldn't convert selector into a corresponding internal selector object: {e}"
+    problem = _selector_problem(scale.selector)
+    if problem is not None:
+        msg = f"couldn't convert selector into a corresponding internal selector object: {problem}"
         conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", msg)
-        raise _Failed(msg, ()) from e
+        raise _Failed(msg, ())
     ctx = Context(
         pods,
         now,
@@ -275,6 +274,23 @@ def _compute(
     if len(spec.metrics) > 1:
         lines.append(f"the highest proposal wins: {replicas} ({name})")
     return replicas, name, result, error
+
+
+_SELECTORS: dict[str, str | None] = {}
+
+
+def _selector_problem(text: str) -> str | None:
+    """Why a scale's selector does not parse, or None; memoized (targets keep their selector)."""
+    if text in _SELECTORS:
+        return _SELECTORS[text]
+    try:
+        parse_selector(text)
+        problem = None
+    except SelectorError as e:
+        problem = str(e)
+    if len(_SELECTORS) < 4096:
+        _SELECTORS[text] = problem
+    return problem
 
 
 def _failed(

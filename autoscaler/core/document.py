@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autoscaler.core import fastparse
 from autoscaler.core.behavior import DEFAULT_SCALE_DOWN, DEFAULT_SCALE_UP
 from autoscaler.core.fields import (
     DocumentError,
@@ -390,6 +391,13 @@ def _required(obj: Mapping[str, Any], key: str, path: str) -> Any:
 
 def parse_pod(obj: Any, path: str) -> Pod:
     """The fields of a core/v1 Pod that a decision reads."""
+    try:
+        return fastparse.pod(obj)
+    except fastparse.Slow:
+        return _parse_pod(obj, path)
+
+
+def _parse_pod(obj: Any, path: str) -> Pod:
     obj = _dict(obj, path)
     meta = as_obj(obj, "metadata", path, required=True)
     name = as_str(meta, "name", f"{path}.metadata", required=True)
@@ -469,6 +477,13 @@ def _metric_input(obj: Any, spec: MetricSpec, path: str) -> MetricInput:
 
 
 def _pod_metrics(obj: Any, path: str) -> PodMetrics:
+    try:
+        return fastparse.pod_metrics(obj)
+    except fastparse.Slow:
+        return _pod_metrics_checked(obj, path)
+
+
+def _pod_metrics_checked(obj: Any, path: str) -> PodMetrics:
     obj = _dict(obj, path)
     meta = as_obj(obj, "metadata", path, required=True)
     containers = []
@@ -487,6 +502,13 @@ def _pod_metrics(obj: Any, path: str) -> PodMetrics:
 
 
 def _sample(obj: Any, path: str) -> MetricSample:
+    try:
+        return fastparse.metric_sample(obj)
+    except fastparse.Slow:
+        return _sample_checked(obj, path)
+
+
+def _sample_checked(obj: Any, path: str) -> MetricSample:
     obj = _dict(obj, path)
     if obj.get("value") is None:
         raise DocumentError(f"{path}.value", "is required")

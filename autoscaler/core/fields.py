@@ -23,6 +23,7 @@ __all__ = [
     "as_obj",
     "as_str",
     "duration_ns",
+    "history_time",
     "milli",
     "quantity_float",
     "status_time",
@@ -173,17 +174,44 @@ def time_ns(value: Any, path: str) -> int:
     return result
 
 
+_FORMATTED: dict[int, str] = {}
+
+
 def status_time(ns: int) -> str:
     """metav1.Time: seconds precision."""
-    return format_time_ns(ns - ns % NS)
+    return history_time(ns - ns % NS)
+
+
+def history_time(ns: int) -> str:
+    """Full nanosecond precision, memoized (a step writes the same instants many times)."""
+    text = _FORMATTED.get(ns)
+    if text is None:
+        text = format_time_ns(ns)
+        if len(_FORMATTED) < _CACHE_LIMIT:
+            _FORMATTED[ns] = text
+    return text
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_NS = {"ns": 1, "us": 1000, "µs": 1000, "ms": 1_000_000, "s": NS, "m": 60 * NS, "h": 3600 * NS}
 
 
+_DURATIONS: dict[str, int] = {}
+
+
 def duration_ns(value: Any, path: str) -> int:
     """A Go duration string (`30s`, `1m0s`, `1.5s`) or a number of seconds, in nanoseconds."""
+    if isinstance(value, str):
+        cached = _DURATIONS.get(value)
+        if cached is None:
+            cached = _parse_duration(value, path)
+            if len(_DURATIONS) < _CACHE_LIMIT:
+                _DURATIONS[value] = cached
+        return cached
+    return _parse_duration(value, path)
+
+
+def _parse_duration(value: Any, path: str) -> int:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return int(value * NS)
     if not isinstance(value, str) or not value:

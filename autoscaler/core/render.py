@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoscaler.core.fields import status_time
+from autoscaler.core.fields import history_time, status_time
 from autoscaler.core.model import Condition, Decision, History, Status
-from common.kubetime import format_time_ns
 
 __all__ = ["render_decision", "render_history", "render_status"]
 
@@ -40,17 +39,17 @@ def render_history(h: History) -> dict[str, Any]:
     recs = None
     if h.recommendations is not None:
         recs = [
-            {"replicas": r.replicas, "timestamp": format_time_ns(r.timestamp)}
+            {"replicas": r.replicas, "timestamp": history_time(r.timestamp)}
             for r in h.recommendations
         ]
     return {
         "recommendations": recs,
         "scaleUpEvents": [
-            {"change": e.change, "timestamp": format_time_ns(e.timestamp), "outdated": e.outdated}
+            {"change": e.change, "timestamp": history_time(e.timestamp), "outdated": e.outdated}
             for e in h.scale_up_events
         ],
         "scaleDownEvents": [
-            {"change": e.change, "timestamp": format_time_ns(e.timestamp), "outdated": e.outdated}
+            {"change": e.change, "timestamp": history_time(e.timestamp), "outdated": e.outdated}
             for e in h.scale_down_events
         ],
     }

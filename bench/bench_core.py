@@ -1,0 +1,106 @@
+"""Decision core throughput: decisions per second for a mix of metric types.
+
+Prints three numbers (asserts nothing):
+  - `decide()` on already-parsed steps (what the controller calls),
+  - `decide_document()` (parse + decide + render, the JSON contract in process),
+  - `promscaler-autoscaler decide --jsonl` in a subprocess (end to end, JSON lines over pipes).
+
+    .venv/bin/python bench/bench_core.py [--seconds 2] [--lines 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from autoscaler.core import decide, decide_document, parse_document  # noqa: E402
+from tests.core import builders as b  # noqa: E402
+
+
+def mix() -> list[dict[str, Any]]:
+    """Five documents: CPU utilization, a Pods metric, External value, Object per-pod, and a
+    three-metric autoscaler with behavior and history."""
+    hist = {
+        "recommendations": [{"replicas": 4, "timestamp": b.at(-t)} for t in (30, 60, 90)],
+        "scaleUpEvents": [{"change": 1, "timestamp": b.at(-20), "outdated": False}],
+        "scaleDownEvents": [],
+    }
+    return [
+        b.document(metrics_spec=[b.cpu_utilization(50)], metrics=[b.cpu_levels([700, 800, 650])],
+                   current=3, pod_list=b.pods(3), history=hist),
+        b.document(metrics_spec=[b.pods_metric(1000)], metrics=[b.pods_items([1500] * 5)],
+                   current=5, pod_list=b.pods(5)),
+        b.document(metrics_spec=[b.external_metric(value=1000)], metrics=[b.external_items([4200])],
+                   current=2, pod_list=b.pods(2), min_replicas=0),
+        b.document(metrics_spec=[b.object_metric(average=1000)], metrics=[b.object_item(9000)],
+                   current=4, pod_list=b.pods(4)),
+        b.document(
+            metrics_spec=[b.cpu_utilization(60), b.pods_metric(1000), b.external_metric(average=500)],
+            metrics=[b.cpu_levels([900, 400, 700, 800]), b.pods_items([900, 1200, 800, 1000]),
+                     b.external_items([1000, 1500])],
+            current=4, pod_list=b.pods(4), behavior={"scaleDown": {"stabilizationWindowSeconds": 60}},
+            history=hist,
+        ),
+    ]
+
+
+def rate(fn: Any, items: list[Any], seconds: float) -> str:
+    """Decisions per wall-clock second and per CPU second (the box is shared: CPU is steadier)."""
+    count = 0
+    start, cpu = time.perf_counter(), time.process_time()
+    deadline = start + seconds
+    while True:
+        for item in items:
+            fn(item)
+        count += len(items)
+        if time.perf_counter() >= deadline:
+            break
+    wall = count / (time.perf_counter() - start)
+    per_cpu = count / (time.process_time() - cpu)
+    return f"{wall:>10,.0f} decisions/s wall, {per_cpu:>10,.0f} per CPU-second"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--lines", type=int, default=20000)
+    args = parser.parse_args()
+    docs = mix()
+    steps = [parse_document(d) for d in docs]
+
+    def typed(s: Any) -> None:
+        decide(s.spec, s.status, s.scale, s.pods, s.metrics, s.history, now=s.now, options=s.options)
+
+    print(f"decide() on parsed steps:   {rate(typed, steps, args.seconds)}")
+    print(f"decide_document() (JSON):   {rate(decide_document, docs, args.seconds)}")
+
+    lines = [json.dumps(docs[i % len(docs)]) for i in range(args.lines)]
+    payload = ("\n".join(lines) + "\n").encode()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "autoscaler", "decide", "--jsonl"],
+        input=payload, capture_output=True, check=True, timeout=600,
+    )
+    elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    out = proc.stdout.decode().splitlines()
+    errors = sum(1 for line in out if line.startswith('{"error"'))
+    print(
+        f"decide --jsonl subprocess:  {len(out) / elapsed:>10,.0f} decisions/s wall, "
+        f"{len(out) / cpu:>10,.0f} per CPU-second ({len(out)} lines in {elapsed:.2f}s, "
+        f"incl. interpreter start; {errors} errors)"
+    )
+
+
+if __name__ == "__main__":
+    main()
