@@ -12,8 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapter.rules import RulesConfig, load_rules
+from adapter.rules.resources import STATIC_RESOLVER, ResourceInfo
 
 DATA = Path(__file__).parent / "data"
+
+
+def resource(name: str) -> ResourceInfo:
+    """A built-in resource's info (the static resolver knows it)."""
+    info = STATIC_RESOLVER.resolve(name)
+    assert info is not None, name
+    return info
 
 
 def load_fixture(name: str) -> RulesConfig:

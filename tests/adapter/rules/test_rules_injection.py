@@ -19,13 +19,14 @@ from common.selectors import Operator, Requirement, Selector
 from tests.adapter.rules.rules_support import (
     parse_matchers,
     parse_selector_query,
+    resource,
     split_regex_union,
 )
 
 NASTY = st.text(
     st.one_of(
         st.sampled_from(list("\"\\}{\n\r\t|,=~!.*+?()[]^$`'#\x00\x7f\u2028\u00ad ")),
-        st.characters(blacklist_categories=("Cs",)),
+        st.characters(blacklist_categories=["Cs"]),
     ),
     max_size=12,
 )
@@ -46,7 +47,7 @@ externalRules:
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
 """
 )
-PODS = STATIC_RESOLVER.resolve("pods")
+PODS = resource("pods")
 ONE_VALUE = (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.NOT_EQUALS)
 
 

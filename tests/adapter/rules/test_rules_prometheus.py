@@ -9,13 +9,14 @@ import json
 import time
 import urllib.parse
 import urllib.request
+from typing import cast
 
 import pytest
 
 from adapter.rules import MetricSource, build_custom_query, build_index, load_rules
 from adapter.rules.resources import STATIC_RESOLVER, GroupResource
 from common.selectors import Selector, parse_selector
-from tests.adapter.rules.rules_support import load_fixture
+from tests.adapter.rules.rules_support import load_fixture, resource
 from tests.support.prometheus import PrometheusServer, remote_write
 
 pytestmark = pytest.mark.prometheus
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.prometheus
 NASTY_NAMESPACE = 'team "a"\\b}'
 WANTED = ["web.1", 'quote"d', "back\\slash", "brace}{", "pipe|x", "new\nline", "ünï-☃", "a|b"]
 DECOYS = ["webx1", "a", "b", "quote", "pipe"]  # an unescaped `web.1` or `a|b` would match these
-PODS = STATIC_RESOLVER.resolve("pods")
+PODS = resource("pods")
 
 
 def _series_query(url: str, match: str, *, start: float) -> list[dict[str, str]]:
@@ -31,7 +32,8 @@ def _series_query(url: str, match: str, *, start: float) -> list[dict[str, str]]
     with urllib.request.urlopen(f"{url}/api/v1/series?{params}", timeout=10) as resp:
         payload = json.load(resp)
     assert payload["status"] == "success"
-    return payload["data"]
+    data: list[dict[str, str]] = payload["data"]
+    return data
 
 
 async def test_hostile_names_select_exactly_the_requested_pods(
@@ -58,7 +60,7 @@ async def test_hostile_names_select_exactly_the_requested_pods(
         resolver=STATIC_RESOLVER,
     )
     result = prometheus.query(query.promql, at=now)
-    assert sorted(item["metric"]["pod"] for item in result) == sorted(WANTED)
+    assert sorted(cast(dict[str, str], item["metric"])["pod"] for item in result) == sorted(WANTED)
     assert query.promql in prometheus.queries()
 
 
@@ -121,4 +123,5 @@ async def test_legacy_rules_discover_from_real_series_and_their_queries_run(
         )
         result = prometheus.query(query.promql, at=now)
         assert [item["metric"] for item in result] == [{"pod": "web.1"}], query.promql
-        assert float(result[0]["value"][1]) == pytest.approx(want, rel=0.01)
+        value = cast(list[str], result[0]["value"])
+        assert float(value[1]) == pytest.approx(want, rel=0.01)

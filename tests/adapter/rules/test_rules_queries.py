@@ -20,13 +20,11 @@ from adapter.rules.resources import (
     StaticResolver,
 )
 from common.selectors import Operator, Requirement, Selector, parse_selector
-from tests.adapter.rules.rules_support import load_fixture, parse_selector_query
+from tests.adapter.rules.rules_support import load_fixture, parse_selector_query, resource
 
 DOCS = load_fixture("documented-examples.yaml")
-PODS = STATIC_RESOLVER.resolve("pods")
-INGRESSES = STATIC_RESOLVER.resolve("ingresses.networking.k8s.io")
-assert PODS is not None
-assert INGRESSES is not None
+PODS = resource("pods")
+INGRESSES = resource("ingresses.networking.k8s.io")
 EVERYTHING = Selector()
 
 
@@ -189,8 +187,7 @@ def test_cluster_scoped_resource_gets_no_namespace_matcher() -> None:
         "rules: [{seriesQuery: x, resources: {template: '<<.Resource>>'}, "
         "metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'}]"
     )
-    nodes = STATIC_RESOLVER.resolve("nodes")
-    assert nodes is not None
+    nodes = resource("nodes")
     got = custom(MetricSource(config.rules[0], "node_temp"), ["n1"], info=nodes, namespace=None)
     assert got == 'max(node_temp{node="n1"}) by (node)'
 
