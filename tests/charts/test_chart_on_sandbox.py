@@ -133,3 +133,58 @@ async def test_upgrade_keeps_the_generated_certificate(
     await create_namespace(sandbox, "elsewhere", tmp_path)
     fresh = await render(helm, sandbox, "elsewhere", "--dry-run=server")
     assert of(fresh, "Secret")[0]["data"]["ca.crt"] != secret["data"]["ca.crt"]
+
+
+WITHOUT_MISSING_KINDS = (
+    "--disable-openapi-validation",
+    "--set",
+    "rbac.create=false,adapter.serviceAccount.create=false,"
+    "autoscaler.serviceAccount.create=false,adapter.podDisruptionBudget.enabled=false",
+)
+
+
+def notes_commands(output: str) -> list[list[str]]:
+    notes = output.split("\nNOTES:\n", 1)[1]
+    return [line.split() for line in notes.splitlines() if line.strip().startswith("kubectl ")]
+
+
+@pytest.mark.parametrize(
+    ("values", "groups"),
+    [
+        pytest.param((), ("custom.metrics.k8s.io", "external.metrics.k8s.io"), id="default"),
+        pytest.param(
+            ("--values", str(CHART / "ci/only-external-values.yaml")),
+            ("external.metrics.k8s.io",),
+            id="only-external",
+        ),
+    ],
+)
+async def test_notes_give_first_commands_that_work(
+    sandbox: Sandbox, helm: Helm, tmp_path: Path, values: tuple[str, ...], groups: tuple[str, ...]
+) -> None:
+    output = await run(
+        helm.binary, "install", RELEASE, str(CHART), "--namespace", "default", "--dry-run=server",
+        "--kubeconfig", str(sandbox.kubeconfig), *WITHOUT_MISSING_KINDS, *values,
+    )  # fmt: skip
+    commands = notes_commands(output)
+    raw = {c[-1].strip('"') for c in commands if c[:3] == ["kubectl", "get", "--raw"]}
+    for group in ("custom.metrics.k8s.io", "external.metrics.k8s.io"):
+        listed = any(path.startswith(f"/apis/{group}/") for path in raw)
+        assert listed == (group in groups), (group, raw)
+
+    # once the objects are in, the notes' object commands run as written
+    manifest = output.split("\nNOTES:\n")[0].split("MANIFEST:\n")[1]
+    # a dry run installs no CRD: apply crds/ as `helm install` would before the rest
+    crds = [d for f in sorted(CHART.glob("crds/*.yaml")) for d in yaml.safe_load_all(f.read_text())]
+    await apply(sandbox, [d for d in (*crds, *yaml.safe_load_all(manifest)) if d], tmp_path)
+    runnable = [
+        c
+        for c in commands
+        if c[:3] in (["kubectl", "get", "apiservices"], ["kubectl", "get", "pas"])
+    ]
+    for command in runnable:
+        out = await kubectl(sandbox, *command[1:])
+        for name in (w for w in command[3:] if not w.startswith("-")):
+            assert name in out
+    wanted = {"apiservices", "pas"} if "--values" not in values else {"apiservices"}
+    assert {c[2] for c in runnable} == wanted
