@@ -73,11 +73,10 @@ def test_input_file(tmp_path: Any) -> None:
 
 
 def test_jsonl_answers_each_line_without_waiting_for_more_input() -> None:
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "autoscaler", "decide", "--jsonl"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )
-    try:
+    ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         for level, want in ((2000, 4), (500, 1)):
             proc.stdin.write(json.dumps(doc(level)) + "\n")
@@ -85,7 +84,3 @@ def test_jsonl_answers_each_line_without_waiting_for_more_input() -> None:
             assert json.loads(proc.stdout.readline())["desiredReplicas"] == want
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
