@@ -51,3 +51,46 @@ async def kube_client(sandbox: Sandbox) -> AsyncIterator[client.ApiClient]:
         yield api
     finally:
         await api.close()
+
+
+class SandboxHttp:
+    """Raw HTTPS requests to a sandbox, for what typed clients cannot express (bad input...)."""
+
+    def __init__(self, sb: Sandbox, token: str | None = None) -> None:
+        import ssl
+
+        import aiohttp
+
+        self.sb = sb
+        self.token = sb.admin_token if token is None else token
+        ctx = ssl.create_default_context(cafile=str(sb.ca_file))
+        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx))
+
+    async def request(
+        self, method: str, path: str, *, json: Any = None, data: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        import json as jsonlib
+
+        hdrs = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        hdrs.update(headers or {})
+        if json is not None:
+            data = jsonlib.dumps(json)
+            hdrs.setdefault("Content-Type", "application/json")
+        async with self.session.request(method, self.sb.url + path, data=data, headers=hdrs) as resp:
+            text = await resp.text()
+            try:
+                return resp.status, jsonlib.loads(text)
+            except ValueError:
+                return resp.status, text
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+@pytest.fixture
+async def sandbox_http(sandbox: Sandbox) -> AsyncIterator[SandboxHttp]:
+    http = SandboxHttp(sandbox)
+    try:
+        yield http
+    finally:
+        await http.close()
