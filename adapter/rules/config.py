@@ -182,7 +182,31 @@ def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, 
     return loader.construct_mapping(node)
 
 
+class _Scalar(str):
+    """A plain scalar YAML would type (int, float, bool, timestamp), kept as its text: the
+    peer's yaml.v2 fills string fields with the scalar's text (`as: 2xx`, `matches: 123`)."""
+
+    tag: str = ""
+
+
+def _text_scalar(loader: _StrictLoader, node: yaml.ScalarNode) -> _Scalar:
+    scalar = _Scalar(loader.construct_scalar(node))
+    scalar.tag = node.tag
+    return scalar
+
+
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
+for _tag in ("bool", "int", "float", "timestamp"):
+    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _text_scalar)
+_TRUE = frozenset({"true", "yes", "on"})  # YAML 1.1 booleans, as yaml.v2 reads them
+
+
+def _boolean(value: Any, place: _Place, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, _Scalar) and value.tag.endswith(":bool"):
+        return value.lower() in _TRUE
+    raise place.error(f"must be true or false, not {_type_name(value)}")
 
 
 # ---- validation --------------------------------------------------------------------------------
@@ -228,7 +252,7 @@ def _string(value: Any, place: _Place, *, required: bool = False) -> str:
         raise place.error(f"must be a string, not {_type_name(value)}")
     if required and not value.strip():
         raise place.error("is required and must not be empty")
-    return value
+    return str(value)
 
 
 def _list(value: Any, place: _Place) -> list[Any]:
@@ -240,8 +264,15 @@ def _list(value: Any, place: _Place) -> list[Any]:
 
 
 def _type_name(value: Any) -> str:
-    names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
-    return names.get(type(value), "a number" if isinstance(value, int | float) else "null")
+    if isinstance(value, _Scalar):
+        return {"bool": "a boolean", "timestamp": "a timestamp"}.get(
+            value.tag.rpartition(":")[2], "a number"
+        )
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return "a string" if isinstance(value, str) else "null"
 
 
 def _regex(value: Any, place: _Place) -> re.Pattern[str]:
@@ -288,10 +319,8 @@ def _resources(value: Any, place: _Place) -> ResourceMapping:
         target = _mapping(target, at, frozenset({"group", "resource"}))
         group = _string(target.get("group"), at / "group")
         resource = _string(target.get("resource"), at / "resource", required=True)
-        overrides.append(ResourceOverride(label, group, resource))
-    namespaced = raw.get("namespaced", True)
-    if not isinstance(namespaced, bool):
-        raise (place / "namespaced").error(f"must be true or false, not {_type_name(namespaced)}")
+        overrides.append(ResourceOverride(str(label), group, resource))
+    namespaced = _boolean(raw.get("namespaced"), place / "namespaced", True)
     return ResourceMapping(tuple(overrides), template, namespaced)
 
 

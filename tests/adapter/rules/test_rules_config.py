@@ -47,8 +47,8 @@ BAD_FILES = [
         id="unknown-override-key",
     ),
     pytest.param(
-        _rules("{seriesQuery: 42, metricsQuery: x}"),
-        "config: rules[3].seriesQuery: must be a string, not a number",
+        _rules("{seriesQuery: [up], metricsQuery: x}"),
+        "config: rules[3].seriesQuery: must be a string, not a list",
         id="series-query-wrong-type",
     ),
     pytest.param(
@@ -250,3 +250,28 @@ def test_fixtures_load_and_share_series_queries() -> None:
     assert documented.resource_rules is not None
     assert documented.resource_rules.window_seconds == 180
     assert documented.external_rules[1].resources.namespaced is False
+
+
+def test_plain_scalars_fill_string_fields_with_their_text_like_yaml_v2() -> None:
+    config = load_rules(
+        "rules: [{seriesQuery: up, name: {matches: '^(.*)$', as: 2021}, metricsQuery: 1.50}]"
+    )
+    assert config.rules[0].name.as_ == "2021"
+    assert config.rules[0].metrics_query.source == "1.50"
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        pytest.param("false", False, id="false"),
+        pytest.param("no", False, id="yaml-1.1-no"),
+        pytest.param("Off", False, id="yaml-1.1-off"),
+        pytest.param("true", True, id="true"),
+        pytest.param("yes", True, id="yaml-1.1-yes"),
+    ],
+)
+def test_namespaced_reads_yaml_booleans(value: str, want: bool) -> None:
+    config = load_rules(
+        f"externalRules: [{{seriesQuery: x, metricsQuery: y, resources: {{namespaced: {value}}}}}]"
+    )
+    assert config.external_rules[0].resources.namespaced is want
