@@ -6,10 +6,7 @@ TLS is not under test here); hypothesis drives a plain http.client against it.
 
 from __future__ import annotations
 
-import asyncio
-import http.client
 import json
-import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from urllib.parse import quote
@@ -21,12 +18,11 @@ from hypothesis import strategies as st
 
 from adapter.auth.attributes import request_attributes
 from adapter.auth.authz import AccessDecision
-from adapter.auth.limits import LimitedAppRunner, Limits, limits_middleware
 from adapter.auth.options import AuthOptions, build_guard
 from adapter.server.app import build_app
 from adapter.server.auth_seam import UserInfo
 from tests.adapter.security.fakes import FakeCluster
-from tests.adapter.security.harness import CM, EM, fake_provider, free_port
+from tests.adapter.security.harness import CM, EM, ThreadedServer, fake_provider
 
 SEEN: Counter[int] = Counter()  # statuses answered, to show the fuzzer reaches every layer
 
@@ -43,52 +39,14 @@ class AllowingCluster(FakeCluster):
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[int]:
-    port = free_port()
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-    state: dict[str, object] = {}
-
-    async def start() -> None:
+def server() -> Iterator[ThreadedServer]:
+    async def make_app() -> web.Application:
         cluster = AllowingCluster(tokens={"t": UserInfo(name="hpa")})
         guard = build_guard(AuthOptions(authentication_skip_lookup=True), kube=cluster)
-        app = build_app(fake_provider(), guard=guard)
-        app.middlewares.insert(0, limits_middleware(Limits()))
-        runner = LimitedAppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        state["runner"] = runner
+        return build_app(fake_provider(), guard=guard)
 
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(start())
-        started.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert started.wait(10)
-    yield port
-    runner = state["runner"]
-    assert isinstance(runner, web.AppRunner)
-    asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
-    loop.close()
-
-
-def fetch(port: int, target: str, *, token: str | None = "t") -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        # skip_accept_encoding etc.: send the target exactly as generated
-        conn.putrequest("GET", target, skip_host=False, skip_accept_encoding=True)
-        if token:
-            conn.putheader("Authorization", f"Bearer {token}")
-        conn.endheaders()
-        resp = conn.getresponse()
-        return resp.status, resp.read()
-    finally:
-        conn.close()
+    with ThreadedServer(make_app) as threaded:
+        yield threaded
 
 
 segment = st.one_of(
@@ -129,7 +87,7 @@ def target(pre: str, segments: list[str], label: str | None, metric: str | None)
     token=st.sampled_from(["t", None, "wrong", "t t"]),
 )
 def test_no_5xx_for_any_path_selector_or_token(server, pre, segments, label, metric, token):
-    status, body = fetch(server, target(pre, segments, label, metric), token=token)
+    status, body = server.get(target(pre, segments, label, metric), token=token)
     SEEN[status] += 1
     assert status < 500, body
     if status >= 400:

@@ -209,7 +209,11 @@ async def test_discovery_resolves_a_crd_installed_later(adapter_client):
             "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd
         )
         assert status == 201, got
-        await objects.refresh_discovery()
+        # a miss schedules one refresh (at most every 10 s) and answers from the fallback now
+        objects._last_discovery -= 60  # as if the last refresh were a minute ago
+        assert objects.resolve("widget", "example.com") is None
+        assert objects._refreshing is not None
+        await objects._refreshing
         widget = objects.resolve("widget", "example.com")
         assert widget is not None
         assert widget.api_version == "example.com/v1"
