@@ -92,6 +92,7 @@ class DynamicAuthnConfig:
 
     def __init__(self, flags: AuthnConfig, *, follow_configmap: bool) -> None:
         self._flags = flags
+        self._published = AuthnConfig()  # the ConfigMap's settings, as last read
         self.follows_configmap = follow_configmap
         self.generation = 0  # bumped on every change, so the TLS layer can rebuild its context
         self._set(flags)
@@ -118,13 +119,22 @@ class DynamicAuthnConfig:
             except (ValueError, CertificateError) as exc:
                 log.error("ignoring unreadable %s ConfigMap: %s", AUTH_CONFIGMAP_NAME, exc)
                 return
+        self._published = published
+        self._merge(f"{AUTH_CONFIGMAP_NAME} ConfigMap")
+
+    def update_flags(self, flags: AuthnConfig) -> None:
+        """New settings from the flag files (re-read after they changed on disk)."""
+        self._flags = flags
+        self._merge("CA files given by flags")
+
+    def _merge(self, source: str) -> None:
         merged = replace(
-            published,
-            client_ca=self._flags.client_ca or published.client_ca,
-            request_header=self._flags.request_header or published.request_header,
+            self._published,
+            client_ca=self._flags.client_ca or self._published.client_ca,
+            request_header=self._flags.request_header or self._published.request_header,
         )
         if merged != self._config:
-            log.info("authentication settings changed (%s ConfigMap)", AUTH_CONFIGMAP_NAME)
+            log.info("authentication settings changed (%s)", source)
             self._set(merged)
 
     def client_cas(self) -> bytes | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from typing import Protocol
 
 from aiohttp import web
 
@@ -17,7 +18,6 @@ from adapter.auth.authn import AuthenticationFailed, Authenticator
 from adapter.auth.authn_config import DynamicAuthnConfig
 from adapter.auth.authz import AlwaysAllowPaths, Authorizer
 from adapter.auth.cache import Clock
-from adapter.auth.follow import ConfigMapFollower
 from adapter.errors import Forbidden, ServiceUnavailable, StatusError
 from adapter.server.auth_seam import ANONYMOUS, UserInfo
 
@@ -32,6 +32,14 @@ def peer_certificate(request: web.Request) -> bytes | None:
         return None
     der = ssl_object.getpeercert(binary_form=True)
     return bytes(der) if der else None
+
+
+class Service(Protocol):
+    """Something the guard runs while it serves (following the ConfigMap, reloading files)."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 class DenialLog:
@@ -66,24 +74,24 @@ class DelegatingGuard:
         authorizer: Authorizer | None,  # None: --authorization-mode=AlwaysAllow
         always_allow: AlwaysAllowPaths,
         config: DynamicAuthnConfig,
-        follower: ConfigMapFollower | None,
+        services: tuple[Service, ...] = (),  # started with the guard: ConfigMap, file reloads
         clock: Clock,
     ) -> None:
         self._authn = authenticator
         self._authz = authorizer
         self._always_allow = always_allow
         self._config = config
-        self._follower = follower
+        self._services = services
         self._denials = DenialLog(clock=clock)
 
     async def start(self) -> None:
         """Start following the cluster's authentication ConfigMap (if configured)."""
-        if self._follower is not None:
-            await self._follower.start()
+        for service in self._services:
+            await service.start()
 
     async def close(self) -> None:
-        if self._follower is not None:
-            await self._follower.stop()
+        for service in reversed(self._services):
+            await service.stop()
 
     def client_cas(self) -> bytes | None:
         """PEM of the CAs whose client certificates TLS should request (the TLS seam)."""

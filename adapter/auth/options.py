@@ -10,7 +10,10 @@ the cluster) or `AlwaysAllow` (local development only; warned about at start-up)
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +33,7 @@ from adapter.auth.authn_config import (
 from adapter.auth.authz import AlwaysAllowPaths, Authorizer
 from adapter.auth.certs import CABundle, CertificateError
 from adapter.auth.follow import AuthBackend, ConfigMapFollower
-from adapter.auth.guard import DelegatingGuard
+from adapter.auth.guard import DelegatingGuard, Service
 from adapter.errors import ConfigError
 from adapter.server.auth_seam import ALLOW_ALL, RequestGuard
 
@@ -261,6 +264,65 @@ def _read_bundle(path: str, flag: str) -> CABundle | None:
         raise ConfigError(str(exc)) from exc
 
 
+class FlagFileReloader:
+    """Re-reads --client-ca-file and --requestheader-client-ca-file when they change on disk,
+    as upstream's dynamic CA file content does (a rotated CA needs no restart)."""
+
+    def __init__(
+        self,
+        options: AuthOptions,
+        config: DynamicAuthnConfig,
+        *,
+        period: float = 1.0,  # seconds between stat() checks; a stat per second is free
+    ) -> None:
+        self._options = options
+        self._config = config
+        self._period = period
+        self._paths = [
+            p for p in (options.client_ca_file, options.requestheader_client_ca_file) if p
+        ]
+        self._stamp = self._stamps()
+        self._task: asyncio.Task[None] | None = None
+
+    def _stamps(self) -> tuple[tuple[float, int, int] | None, ...]:
+        out: list[tuple[float, int, int] | None] = []
+        for path in self._paths:
+            try:
+                st = os.stat(path)
+            except OSError:
+                out.append(None)
+            else:
+                out.append((st.st_mtime, st.st_size, st.st_ino))
+        return tuple(out)
+
+    def check(self) -> None:
+        """Reload the files if any changed; an unreadable file keeps the previous CAs."""
+        stamp = self._stamps()
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        try:
+            self._config.update_flags(self._options.flag_config())
+        except ConfigError as exc:
+            log.error("keeping the previous client CAs: %s", exc)
+
+    async def start(self) -> None:
+        if self._paths and self._task is None:
+            self._task = asyncio.create_task(self._run(), name="reload-ca-files")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._period)
+            self.check()
+
+
 def build_guard(options: AuthOptions, *, kube: AuthBackend | None) -> RequestGuard:
     """The guard for `options`; `kube` answers TokenReviews/SARs and serves the ConfigMap.
 
@@ -294,7 +356,7 @@ def build_guard(options: AuthOptions, *, kube: AuthBackend | None) -> RequestGua
             unauthorized_ttl=options.unauthorized_ttl,
             clock=time.monotonic,
         )
-    follower = None
+    services: list[Service] = [FlagFileReloader(options, config)]
     if follow:
         follower = ConfigMapFollower(
             kube,
@@ -303,12 +365,13 @@ def build_guard(options: AuthOptions, *, kube: AuthBackend | None) -> RequestGua
             name=AUTH_CONFIGMAP_NAME,
             tolerate_failure=options.authentication_tolerate_lookup_failure,
         )
+        services.append(follower)
     return DelegatingGuard(
         authenticator=authenticator,
         authorizer=authorizer,
         always_allow=AlwaysAllowPaths(options.always_allow_paths),
         config=config,
-        follower=follower,
+        services=tuple(services),
         clock=time.monotonic,
     )
 

@@ -128,3 +128,25 @@ def test_client_cas_come_from_the_flag_files(tmp_path):
         kube=FakeCluster(),
     )
     assert ca.pem.strip() in client_cas_provider(guard)()
+
+
+def test_ca_files_given_by_flags_are_reloaded_when_they_change(tmp_path, caplog):
+    from adapter.auth.authn_config import DynamicAuthnConfig
+    from adapter.auth.options import FlagFileReloader
+
+    first, second = make_ca("front-1"), make_ca("front-2")
+    path = tmp_path / "front.crt"
+    path.write_bytes(first.pem)
+    options = AuthOptions(requestheader_client_ca_file=str(path))
+    config = DynamicAuthnConfig(options.flag_config(), follow_configmap=False)
+    reloader = FlagFileReloader(options, config)
+    reloader.check()
+    assert first.pem.strip() in config.client_cas()
+    path.write_bytes(b"half-written")
+    reloader.check()
+    assert first.pem.strip() in config.client_cas(), "an unreadable file keeps the old CA"
+    assert "keeping the previous client CAs" in caplog.text
+    path.write_bytes(second.pem + b"\n")
+    reloader.check()
+    assert second.pem.strip() in config.client_cas()
+    assert first.pem.strip() not in config.client_cas()
