@@ -287,7 +287,10 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any], *, cluster_ip: str) ->
             spec.setdefault(
                 "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
             )
-        obj["status"] = {}
+        # StatefulSetStatus/ReplicaSetStatus.replicas are not omitempty (clients require them)
+        obj["status"] = {} if key == ("apps", "deployments") else {"replicas": 0}
+        if key == ("apps", "statefulsets"):
+            obj["status"]["availableReplicas"] = 0
     elif key == ("", "services") and isinstance(spec, dict):
         _default_service(spec, cluster_ip)
         obj["status"] = {"loadBalancer": {}}

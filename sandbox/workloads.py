@@ -262,7 +262,10 @@ class Workloads:
             status.update({"currentReplicas": len(pods), "updatedReplicas": len(pods)})
         else:
             status["fullyLabeledReplicas"] = len(pods)
-        for field in ("readyReplicas", "availableReplicas", "unavailableReplicas"):
+        omitempty = ["readyReplicas", "unavailableReplicas"]
+        if rt.plural != "statefulsets":
+            omitempty.append("availableReplicas")
+        for field in omitempty:
             if status.get(field) == 0:
                 status.pop(field)  # omitempty, as the Go types serialise
         if status == w.get("status"):
