@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapter.rules import RuleError, load_rules
 from adapter.rules.config import parse_duration
@@ -275,3 +278,15 @@ def test_namespaced_reads_yaml_booleans(value: str, want: bool) -> None:
         f"externalRules: [{{seriesQuery: x, metricsQuery: y, resources: {{namespaced: {value}}}}}]"
     )
     assert config.external_rules[0].resources.namespaced is want
+
+
+_YAMLISH = st.text(
+    alphabet="rules:- {}[],'\"seriesQuery metricsQuery name as matches 01\n<>.", max_size=80
+)
+
+
+@settings(max_examples=300)
+@given(text=_YAMLISH)
+def test_any_text_loads_or_raises_rule_error(text: str) -> None:
+    with contextlib.suppress(RuleError):
+        load_rules(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from types import MappingProxyType
 
 import pytest
@@ -157,3 +158,22 @@ def test_text_without_actions_renders_verbatim(parts: list[str]) -> None:
 def test_slices_print_as_go_does(values: list[str]) -> None:
     args = Record({**ARGS.fields, "GroupBySlice": tuple(values)})
     assert render("<<.GroupBySlice>>", args) == "[" + " ".join(values) + "]"
+
+
+_FUZZ = st.text(alphabet='<>-. $abcdeGSLBy()|"`/*:=,019\\\n', max_size=40)
+
+
+@given(source=_FUZZ)
+def test_any_text_compiles_or_raises_template_error(source: str) -> None:
+    try:
+        template = compile_template(source, fields=QUERY_FIELDS)
+    except TemplateError:
+        return
+    with contextlib.suppress(TemplateError):
+        assert isinstance(template.render(ARGS), str)
+
+
+@given(source=_FUZZ.map(lambda s: f"<<{s}>>"))
+def test_any_action_compiles_or_raises_template_error(source: str) -> None:
+    with contextlib.suppress(TemplateError):
+        compile_template(source, fields=QUERY_FIELDS).render(ARGS)
