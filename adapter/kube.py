@@ -313,9 +313,20 @@ class KubeObjects:
             now = self._clock()
             if now - self._last_discovery >= DISCOVERY_MISS_PERIOD and not self._refresh_running():
                 # a CRD installed after the last refresh: look again, answer from the fallback now
-                self._refreshing = asyncio.get_running_loop().create_task(self.refresh_discovery())
+                self._schedule_refresh()
             info = STATIC_RESOLVER.resolve(name, group)
         return info
+
+    def _schedule_refresh(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # resolved outside the event loop (rule loading): the periodic refresh will do
+        self._refreshing = loop.create_task(self._quiet_refresh(), name="discovery-on-miss")
+
+    async def _quiet_refresh(self) -> None:
+        with contextlib.suppress(KubeUnavailable):
+            await self.refresh_discovery()
 
     def _refresh_running(self) -> bool:
         return self._refreshing is not None and not self._refreshing.done()
