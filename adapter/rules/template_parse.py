@@ -1,6 +1,7 @@
 """Parsing the Go text/template subset rule files use, with `<<` `>>` delimiters.
 
-Supported: text; actions printing a pipeline; `if`/`else if`/`else`/`end`; `range` (with
+Supported: text; actions printing a pipeline; `if`/`else if`/`else`/`end`; `with`/`else`/`end`;
+`range` (with
 `$v :=` or `$k, $v :=`, and `else`); variables (`$`, `$x := ...`, `$x = ...`); fields
 (`.A.B`, `$x.A`); string, integer and boolean literals; parenthesised pipelines; `|` chains;
 the functions `index`, `len`, `not`, `and`, `or`, `eq`, `ne`, `lt`, `le`, `gt`, `ge`; comments
@@ -20,7 +21,7 @@ FUNCTIONS = frozenset({"index", "len", "not", "and", "or", "eq", "ne", "lt", "le
 _GO_ONLY_FUNCTIONS = frozenset(
     {"print", "printf", "println", "html", "js", "urlquery", "slice", "call"}
 )
-_UNSUPPORTED_ACTIONS = frozenset({"with", "define", "template", "block", "break", "continue"})
+_UNSUPPORTED_ACTIONS = frozenset({"define", "template", "block", "break", "continue"})
 _SPACE = " \t\r\n"
 _TOKEN = re.compile(
     r"""(?P<space>[ \t\r\n]+)
@@ -82,9 +83,12 @@ class Action:
 
 @dataclass(frozen=True)
 class If:
+    """`if` (or `with`, which also sets dot to the pipeline's value in `then`)."""
+
     pipeline: Pipeline
     then: tuple[Node, ...]
     otherwise: tuple[Node, ...]
+    with_: bool = False
 
 
 @dataclass(frozen=True)
@@ -233,7 +237,7 @@ class _Parser:
             keyword = item.tokens[0][1] if item.tokens[0][0] == "ident" else ""
             if keyword in ("else", "end"):
                 return tuple(nodes), item
-            if keyword in ("if", "range"):
+            if keyword in ("if", "with", "range"):
                 nodes.append(self.control(keyword, item))
             elif keyword in _UNSUPPORTED_ACTIONS:
                 raise TemplateError(f"offset {item.offset}: unsupported action {keyword!r}")
@@ -244,7 +248,7 @@ class _Parser:
     def control(self, keyword: str, item: _Item) -> Node:
         self.scopes.append(set())
         pipeline = self.pipeline(list(item.tokens[1:]), item.offset, loop=keyword == "range")
-        self.dot_is_root.append(self.dot_is_root[-1] and keyword == "if")
+        self.dot_is_root.append(self.dot_is_root[-1] and keyword == "if")  # with/range move dot
         body, closer = self.nodes()
         self.dot_is_root.pop()
         otherwise: tuple[Node, ...] = ()
@@ -260,9 +264,9 @@ class _Parser:
         if closer is None or closer.tokens[0][1] != "end" or len(closer.tokens) > 1:
             raise TemplateError(f"offset {item.offset}: {keyword} without a matching end")
         self.scopes.pop()
-        return (
-            If(pipeline, body, otherwise) if keyword == "if" else Range(pipeline, body, otherwise)
-        )
+        if keyword == "range":
+            return Range(pipeline, body, otherwise)
+        return If(pipeline, body, otherwise, with_=keyword == "with")
 
     def pipeline(
         self, tokens: list[tuple[str, str]], offset: int, *, loop: bool = False
@@ -361,7 +365,7 @@ class _Parser:
             return Function(value)
         if value in _GO_ONLY_FUNCTIONS:
             raise TemplateError(f"offset {offset}: unsupported function {value!r}")
-        if value in ("if", "range", "else", "end") or value in _UNSUPPORTED_ACTIONS:
+        if value in ("if", "with", "range", "else", "end") or value in _UNSUPPORTED_ACTIONS:
             raise TemplateError(f"offset {offset}: unexpected {value!r} in operand")
         raise TemplateError(
             f"offset {offset}: function {value!r} not defined (the peer's Go templates have "

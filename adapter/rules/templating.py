@@ -187,8 +187,11 @@ class _Run:
                     self.out.append(show(value))
             elif isinstance(node, If):
                 self.scopes.append({})
-                chosen = node.then if truth(self.pipeline(node.pipeline, dot)) else node.otherwise
-                self.nodes(chosen, dot)
+                value = self.pipeline(node.pipeline, dot)
+                if truth(value):
+                    self.nodes(node.then, value if node.with_ else dot)
+                else:
+                    self.nodes(node.otherwise, dot)
                 self.scopes.pop()
             else:
                 self.range(node, dot)

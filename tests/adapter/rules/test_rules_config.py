@@ -121,8 +121,8 @@ BAD_FILES = [
         id="template-unsupported-function",
     ),
     pytest.param(
-        _rules("{seriesQuery: up, metricsQuery: '<<with .Series>>x<<end>>'}"),
-        "config: rules[3].metricsQuery: invalid template: offset 0: unsupported action 'with'",
+        _rules("{seriesQuery: up, metricsQuery: '<<block \"x\" .>>x<<end>>'}"),
+        "config: rules[3].metricsQuery: invalid template: offset 0: unsupported action 'block'",
         id="template-unsupported-action",
     ),
     pytest.param(

@@ -72,6 +72,16 @@ def render(source: str, args: Record = ARGS) -> str:
             id="else-if-chain",
         ),
         pytest.param("a  <<- .GroupBy ->>  b", "apodb", id="trim-markers"),
+        pytest.param(
+            '<<with index .LabelValuesByName "pod">>pod=~"<<.>>"<<else>>none<<end>>',
+            'pod=~"a|b"',
+            id="with-sets-dot",
+        ),
+        pytest.param(
+            '<<with index .LabelValuesByName "x">><<.>><<else>><<.GroupBy>><<end>>',
+            "pod",
+            id="with-else-keeps-dot",
+        ),
         pytest.param("a <<- /* comment */ ->> b", "ab", id="comment-with-trims"),
         pytest.param("<<$x := .Series>><<$x>>", "http_requests_total", id="variable"),
         pytest.param("<<$x := 1>><<$x = 2>><<$x>>", "2", id="assignment"),
