@@ -21,8 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from autoscaler.core import decide, decide_document, parse_document  # noqa: E402
-from tests.core import builders as b  # noqa: E402
+from autoscaler.core import decide, decide_document, parse_document
+from tests.core import builders as b
 
 
 def mix() -> list[dict[str, Any]]:
@@ -34,19 +34,46 @@ def mix() -> list[dict[str, Any]]:
         "scaleDownEvents": [],
     }
     return [
-        b.document(metrics_spec=[b.cpu_utilization(50)], metrics=[b.cpu_levels([700, 800, 650])],
-                   current=3, pod_list=b.pods(3), history=hist),
-        b.document(metrics_spec=[b.pods_metric(1000)], metrics=[b.pods_items([1500] * 5)],
-                   current=5, pod_list=b.pods(5)),
-        b.document(metrics_spec=[b.external_metric(value=1000)], metrics=[b.external_items([4200])],
-                   current=2, pod_list=b.pods(2), min_replicas=0),
-        b.document(metrics_spec=[b.object_metric(average=1000)], metrics=[b.object_item(9000)],
-                   current=4, pod_list=b.pods(4)),
         b.document(
-            metrics_spec=[b.cpu_utilization(60), b.pods_metric(1000), b.external_metric(average=500)],
-            metrics=[b.cpu_levels([900, 400, 700, 800]), b.pods_items([900, 1200, 800, 1000]),
-                     b.external_items([1000, 1500])],
-            current=4, pod_list=b.pods(4), behavior={"scaleDown": {"stabilizationWindowSeconds": 60}},
+            metrics_spec=[b.cpu_utilization(50)],
+            metrics=[b.cpu_levels([700, 800, 650])],
+            current=3,
+            pod_list=b.pods(3),
+            history=hist,
+        ),
+        b.document(
+            metrics_spec=[b.pods_metric(1000)],
+            metrics=[b.pods_items([1500] * 5)],
+            current=5,
+            pod_list=b.pods(5),
+        ),
+        b.document(
+            metrics_spec=[b.external_metric(value=1000)],
+            metrics=[b.external_items([4200])],
+            current=2,
+            pod_list=b.pods(2),
+            min_replicas=0,
+        ),
+        b.document(
+            metrics_spec=[b.object_metric(average=1000)],
+            metrics=[b.object_item(9000)],
+            current=4,
+            pod_list=b.pods(4),
+        ),
+        b.document(
+            metrics_spec=[
+                b.cpu_utilization(60),
+                b.pods_metric(1000),
+                b.external_metric(average=500),
+            ],
+            metrics=[
+                b.cpu_levels([900, 400, 700, 800]),
+                b.pods_items([900, 1200, 800, 1000]),
+                b.external_items([1000, 1500]),
+            ],
+            current=4,
+            pod_list=b.pods(4),
+            behavior={"scaleDown": {"stabilizationWindowSeconds": 60}},
             history=hist,
         ),
     ]
@@ -77,7 +104,9 @@ def main() -> None:
     steps = [parse_document(d) for d in docs]
 
     def typed(s: Any) -> None:
-        decide(s.spec, s.status, s.scale, s.pods, s.metrics, s.history, now=s.now, options=s.options)
+        decide(
+            s.spec, s.status, s.scale, s.pods, s.metrics, s.history, now=s.now, options=s.options
+        )
 
     print(f"decide() on parsed steps:   {rate(typed, steps, args.seconds)}")
     print(f"decide_document() (JSON):   {rate(decide_document, docs, args.seconds)}")
@@ -88,7 +117,10 @@ def main() -> None:
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "autoscaler", "decide", "--jsonl"],
-        input=payload, capture_output=True, check=True, timeout=600,
+        input=payload,
+        capture_output=True,
+        check=True,
+        timeout=600,
     )
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -80,7 +80,11 @@ def pods(n: int, **kw: Any) -> list[dict[str, Any]]:
 
 
 def pod_metrics(
-    usage: dict[str, str | int], *, resource: str = "cpu", ts: float | str = 0, window: str = "1m0s",
+    usage: dict[str, str | int],
+    *,
+    resource: str = "cpu",
+    ts: float | str = 0,
+    window: str = "1m0s",
     container: str = "app",
 ) -> dict[str, Any]:
     """podMetrics for pods by name; int usage means thousandths."""
@@ -109,7 +113,12 @@ def pods_items(levels: list[int], *, names: list[str] | None = None) -> dict[str
     return {
         "items": [
             {
-                "describedObject": {"kind": "Pod", "name": n, "namespace": "default", "apiVersion": "v1"},
+                "describedObject": {
+                    "kind": "Pod",
+                    "name": n,
+                    "namespace": "default",
+                    "apiVersion": "v1",
+                },
                 "metric": {"name": "qps"},
                 "timestamp": at(0),
                 "value": f"{v}m",
@@ -123,7 +132,11 @@ def object_item(level: int) -> dict[str, Any]:
     return {
         "items": [
             {
-                "describedObject": {"kind": "Ingress", "name": "web", "apiVersion": "networking.k8s.io/v1"},
+                "describedObject": {
+                    "kind": "Ingress",
+                    "name": "web",
+                    "apiVersion": "networking.k8s.io/v1",
+                },
                 "metric": {"name": "rps"},
                 "timestamp": at(0),
                 "value": f"{level}m",
@@ -144,14 +157,20 @@ def external_items(levels: list[int]) -> dict[str, Any]:
 def cpu_utilization(target: int, *, resource: str = "cpu") -> dict[str, Any]:
     return {
         "type": "Resource",
-        "resource": {"name": resource, "target": {"type": "Utilization", "averageUtilization": target}},
+        "resource": {
+            "name": resource,
+            "target": {"type": "Utilization", "averageUtilization": target},
+        },
     }
 
 
 def cpu_average(target_milli: int, *, resource: str = "cpu") -> dict[str, Any]:
     return {
         "type": "Resource",
-        "resource": {"name": resource, "target": {"type": "AverageValue", "averageValue": f"{target_milli}m"}},
+        "resource": {
+            "name": resource,
+            "target": {"type": "AverageValue", "averageValue": f"{target_milli}m"},
+        },
     }
 
 
@@ -169,7 +188,10 @@ def container_utilization(target: int, container: str = "app") -> dict[str, Any]
 def pods_metric(target_milli: int) -> dict[str, Any]:
     return {
         "type": "Pods",
-        "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": f"{target_milli}m"}},
+        "pods": {
+            "metric": {"name": "qps"},
+            "target": {"type": "AverageValue", "averageValue": f"{target_milli}m"},
+        },
     }
 
 
@@ -182,7 +204,11 @@ def object_metric(*, value: int | None = None, average: int | None = None) -> di
     return {
         "type": "Object",
         "object": {
-            "describedObject": {"kind": "Ingress", "name": "web", "apiVersion": "networking.k8s.io/v1"},
+            "describedObject": {
+                "kind": "Ingress",
+                "name": "web",
+                "apiVersion": "networking.k8s.io/v1",
+            },
             "metric": {"name": "rps"},
             "target": target,
         },
@@ -197,7 +223,10 @@ def external_metric(*, value: int | None = None, average: int | None = None) -> 
         target["averageValue"] = f"{average}m"
     return {
         "type": "External",
-        "external": {"metric": {"name": "queue", "selector": {"matchLabels": {"q": "jobs"}}}, "target": target},
+        "external": {
+            "metric": {"name": "queue", "selector": {"matchLabels": {"q": "jobs"}}},
+            "target": target,
+        },
     }
 
 
@@ -232,7 +261,10 @@ def document(
         "autoscaler": {"spec": spec, "status": status or {}},
         "scale": {
             "spec": {"replicas": current},
-            "status": {"replicas": current if status_replicas is None else status_replicas, "selector": selector},
+            "status": {
+                "replicas": current if status_replicas is None else status_replicas,
+                "selector": selector,
+            },
         },
         "pods": pod_list if pod_list is not None else [],
         "metrics": metrics,

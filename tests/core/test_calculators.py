@@ -47,8 +47,13 @@ def run(case: Case) -> dict[str, Any]:
 
 def _current(result: dict[str, Any]) -> dict[str, Any]:
     status = result["status"]["currentMetrics"][0]
-    key = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
-           "Object": "object", "External": "external"}[status["type"]]
+    key = {
+        "Resource": "resource",
+        "ContainerResource": "containerResource",
+        "Pods": "pods",
+        "Object": "object",
+        "External": "external",
+    }[status["type"]]
     current: dict[str, Any] = status[key]["current"]
     return current
 
@@ -57,111 +62,372 @@ P3 = b.pods(3)
 P5 = b.pods(5)
 
 CASES = [
-    pytest.param(Case(3, 5, b.cpu_utilization(30), b.cpu_levels([300, 500, 700]), P3,
-                      want_current={"averageUtilization": 50, "averageValue": "500m"}), id="scale-up"),
-    pytest.param(Case(3, 4, b.cpu_utilization(30), b.cpu_levels([300, 500, 700]),
-                      [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2")],
-                      want_current={"averageUtilization": 60, "averageValue": "600m"}),
-                 id="scale-up-unready-less-scale"),
-    pytest.param(Case(3, 3, b.cpu_utilization(30), b.cpu_levels([400, 500, 700]),
-                      [b.pod("p0"), b.pod("p1", ready="False"), b.pod("p2", ready="False")],
-                      want_current={"averageUtilization": 40, "averageValue": "400m"}),
-                 id="scale-up-unready-no-scale-direction-flip"),
-    pytest.param(Case(2, 4, b.cpu_utilization(30), b.cpu_levels([500, 700, 100, 100]),
-                      [b.pod("p0"), b.pod("p1"), b.pod("p2", phase="Failed", ready="False"),
-                       b.pod("p3", phase="Failed", ready="False")],
-                      want_current={"averageUtilization": 60, "averageValue": "600m"}),
-                 id="scale-up-ignores-failed-pods"),
-    pytest.param(Case(2, 4, b.cpu_utilization(30), b.cpu_levels([500, 700, 100, 100]),
-                      [b.pod("p0"), b.pod("p1"), b.pod("p2", phase="Succeeded"), b.pod("p3", deleting=True)]),
-                 id="scale-up-ignores-succeeded-and-deleting-pods"),
-    pytest.param(Case(3, 4, b.pods_metric(15000), b.pods_items([20000, 10000, 30000]), P3,
-                      want_current={"averageValue": "20"}), id="scale-up-pods-metric"),
-    pytest.param(Case(3, 6, b.pods_metric(15000), b.pods_items([50000, 10000, 30000]),
-                      [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2", ready="False")]),
-                 id="pods-metric-ignores-readiness"),
-    pytest.param(Case(3, 4, b.object_metric(value=15000), b.object_item(20000), P3,
-                      want_current={"value": "20"}), id="scale-up-object"),
-    pytest.param(Case(3, 4, b.object_metric(average=5000), b.object_item(20000), P3,
-                      want_current={"averageValue": "6667m"}), id="scale-up-object-per-pod"),
-    pytest.param(Case(1, 2, b.external_metric(value=4400), b.external_items([8600]), b.pods(1),
-                      want_current={"value": "8600m"}), id="scale-up-external"),
-    pytest.param(Case(3, 2, b.external_metric(value=4400), b.external_items([8600]),
-                      [b.pod("p0"), b.pod("p1", ready="False"), b.pod("p2", ready="False")]),
-                 id="external-counts-only-ready-pods"),
-    pytest.param(Case(3, 4, b.external_metric(average=2150), b.external_items([8600]), P3,
-                      want_current={"averageValue": "2867m"}), id="scale-up-external-per-pod"),
-    pytest.param(Case(5, 3, b.cpu_utilization(50), b.cpu_levels([100, 300, 500, 250, 250]), P5,
-                      want_current={"averageUtilization": 28, "averageValue": "280m"}), id="scale-down"),
-    pytest.param(Case(5, 3, b.pods_metric(20000), b.pods_items([12000] * 5), P5), id="scale-down-pods-metric"),
-    pytest.param(Case(5, 3, b.object_metric(average=2000), b.object_item(6000), P5,
-                      want_current={"averageValue": "1200m"}), id="scale-down-object-per-pod"),
-    pytest.param(Case(5, 3, b.object_metric(value=20000), b.object_item(12000), P5), id="scale-down-object"),
-    pytest.param(Case(5, 3, b.external_metric(value=14334), b.external_items([8600]), P5),
-                 id="scale-down-external"),
-    pytest.param(Case(5, 3, b.external_metric(average=2867), b.external_items([8600]), P5),
-                 id="scale-down-external-per-pod"),
-    pytest.param(Case(5, 2, b.cpu_utilization(50), b.cpu_levels([100, 300, 500, 250, 250]),
-                      [b.pod("p0", ready="False"), b.pod("p1", ready="False"), b.pod("p2"), b.pod("p3"), b.pod("p4")],
-                      want_current={"averageUtilization": 33, "averageValue": "333m"}),
-                 id="scale-down-excludes-unready-pods"),
-    pytest.param(Case(5, 1, b.cpu_utilization(50), b.cpu_levels([100, 300, 500, 250, 250]),
-                      [b.pod("p0")] + [b.pod(f"p{i}", phase="Pending") for i in range(1, 5)],
-                      want_current={"averageUtilization": 10, "averageValue": "100m"}),
-                 id="scale-down-excludes-pending-pods"),
-    pytest.param(Case(5, 2, b.cpu_utilization(50), b.cpu_levels([100, 300, 500, 250, 250], ts=0),
-                      [b.pod("p0", start=-600), b.pod("p1", start=-600), b.pod("p2", start=-600),
-                       b.pod("p3", start=-60, ltt=-30), b.pod("p4", start=-60, ltt=-30)],
-                      want_current={"averageUtilization": 30, "averageValue": "300m"}),
-                 id="scale-down-ignores-hot-cpu-pods"),
-    pytest.param(Case(5, 3, b.cpu_utilization(50), b.cpu_levels([100, 300, 500, 250, 250, 0, 0]),
-                      P5 + [b.pod("p5", phase="Failed"), b.pod("p6", phase="Failed")]),
-                 id="scale-down-ignores-failed-pods"),
-    pytest.param(Case(3, 3, b.cpu_utilization(100), b.cpu_levels([1010, 1030, 1020]),
-                      [b.pod("p0", cpu="900m"), b.pod("p1", cpu="1"), b.pod("p2", cpu="1100m")],
-                      want_current={"averageUtilization": 102, "averageValue": "1020m"}), id="tolerance"),
-    pytest.param(Case(3, 3, b.pods_metric(20000), b.pods_items([20000, 21000, 21000]), P3), id="tolerance-pods-metric"),
-    pytest.param(Case(3, 3, b.object_metric(value=20000), b.object_item(20666), P3), id="tolerance-object"),
-    pytest.param(Case(4, 4, b.object_metric(average=5000), b.object_item(20166), b.pods(4)),
-                 id="tolerance-object-per-pod"),
-    pytest.param(Case(3, 3, b.external_metric(value=8888), b.external_items([8600]), P3), id="tolerance-external"),
-    pytest.param(Case(3, 3, b.external_metric(average=2900), b.external_items([8600]), P3),
-                 id="tolerance-external-per-pod"),
-    pytest.param(Case(4, 24, b.cpu_utilization(100), b.cpu_levels([4000, 9500, 3000, 7000, 3200, 2000]), b.pods(4),
-                      want_current={"averageUtilization": 587, "averageValue": "5875m"}),
-                 id="superfluous-metrics-do-not-count-in-utilization"),
-    pytest.param(Case(4, 3, b.cpu_utilization(100), b.cpu_levels([400, 95]), b.pods(4),
-                      want_current={"averageUtilization": 24, "averageValue": "247m"}),
-                 id="missing-metrics-scale-down-count-as-request"),
-    pytest.param(Case(2, 2, b.cpu_utilization(100), b.cpu_levels([1000]), b.pods(2)),
-                 id="missing-metrics-ratio-exactly-one-not-filled"),
-    pytest.param(Case(2, 2, b.cpu_utilization(100), b.cpu_levels([1900]), b.pods(2)),
-                 id="missing-metrics-scale-up-rebalanced-within-tolerance"),
-    pytest.param(Case(2, 2, b.cpu_utilization(100), b.cpu_levels([600]), b.pods(2)),
-                 id="missing-metrics-scale-down-rebalanced-to-current"),
-    pytest.param(Case(3, 3, b.cpu_utilization(50), b.cpu_levels([100, 450]),
-                      [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2")]),
-                 id="missing-and-unready-direction-flip"),
-    pytest.param(Case(3, 4, b.cpu_utilization(50), b.cpu_levels([100, 2000]),
-                      [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2")]),
-                 id="missing-and-unready-scale-up"),
-    pytest.param(Case(4, 3, b.cpu_utilization(50), b.cpu_levels([100, 100, 100]),
-                      [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2"), b.pod("p3")]),
-                 id="missing-and-unready-scale-down"),
-    pytest.param(Case(4, 2, b.cpu_utilization(300), b.cpu_levels([200, 100, 100]),
-                      [b.pod("p0", ready="False", cpu="2"), b.pod("p1", cpu="2"), b.pod("p2", cpu="2"),
-                       b.pod("p3", cpu="2")]),
-                 id="missing-scale-down-target-over-100-fills-target"),
-    pytest.param(Case(3, 2, b.pods_metric(10000), b.pods_items([5000, 5000]), P3),
-                 id="pods-metric-missing-scale-down-fills-target"),
+    pytest.param(
+        Case(
+            3,
+            5,
+            b.cpu_utilization(30),
+            b.cpu_levels([300, 500, 700]),
+            P3,
+            want_current={"averageUtilization": 50, "averageValue": "500m"},
+        ),
+        id="scale-up",
+    ),
+    pytest.param(
+        Case(
+            3,
+            4,
+            b.cpu_utilization(30),
+            b.cpu_levels([300, 500, 700]),
+            [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2")],
+            want_current={"averageUtilization": 60, "averageValue": "600m"},
+        ),
+        id="scale-up-unready-less-scale",
+    ),
+    pytest.param(
+        Case(
+            3,
+            3,
+            b.cpu_utilization(30),
+            b.cpu_levels([400, 500, 700]),
+            [b.pod("p0"), b.pod("p1", ready="False"), b.pod("p2", ready="False")],
+            want_current={"averageUtilization": 40, "averageValue": "400m"},
+        ),
+        id="scale-up-unready-no-scale-direction-flip",
+    ),
+    pytest.param(
+        Case(
+            2,
+            4,
+            b.cpu_utilization(30),
+            b.cpu_levels([500, 700, 100, 100]),
+            [
+                b.pod("p0"),
+                b.pod("p1"),
+                b.pod("p2", phase="Failed", ready="False"),
+                b.pod("p3", phase="Failed", ready="False"),
+            ],
+            want_current={"averageUtilization": 60, "averageValue": "600m"},
+        ),
+        id="scale-up-ignores-failed-pods",
+    ),
+    pytest.param(
+        Case(
+            2,
+            4,
+            b.cpu_utilization(30),
+            b.cpu_levels([500, 700, 100, 100]),
+            [b.pod("p0"), b.pod("p1"), b.pod("p2", phase="Succeeded"), b.pod("p3", deleting=True)],
+        ),
+        id="scale-up-ignores-succeeded-and-deleting-pods",
+    ),
+    pytest.param(
+        Case(
+            3,
+            4,
+            b.pods_metric(15000),
+            b.pods_items([20000, 10000, 30000]),
+            P3,
+            want_current={"averageValue": "20"},
+        ),
+        id="scale-up-pods-metric",
+    ),
+    pytest.param(
+        Case(
+            3,
+            6,
+            b.pods_metric(15000),
+            b.pods_items([50000, 10000, 30000]),
+            [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2", ready="False")],
+        ),
+        id="pods-metric-ignores-readiness",
+    ),
+    pytest.param(
+        Case(
+            3,
+            4,
+            b.object_metric(value=15000),
+            b.object_item(20000),
+            P3,
+            want_current={"value": "20"},
+        ),
+        id="scale-up-object",
+    ),
+    pytest.param(
+        Case(
+            3,
+            4,
+            b.object_metric(average=5000),
+            b.object_item(20000),
+            P3,
+            want_current={"averageValue": "6667m"},
+        ),
+        id="scale-up-object-per-pod",
+    ),
+    pytest.param(
+        Case(
+            1,
+            2,
+            b.external_metric(value=4400),
+            b.external_items([8600]),
+            b.pods(1),
+            want_current={"value": "8600m"},
+        ),
+        id="scale-up-external",
+    ),
+    pytest.param(
+        Case(
+            3,
+            2,
+            b.external_metric(value=4400),
+            b.external_items([8600]),
+            [b.pod("p0"), b.pod("p1", ready="False"), b.pod("p2", ready="False")],
+        ),
+        id="external-counts-only-ready-pods",
+    ),
+    pytest.param(
+        Case(
+            3,
+            4,
+            b.external_metric(average=2150),
+            b.external_items([8600]),
+            P3,
+            want_current={"averageValue": "2867m"},
+        ),
+        id="scale-up-external-per-pod",
+    ),
+    pytest.param(
+        Case(
+            5,
+            3,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 300, 500, 250, 250]),
+            P5,
+            want_current={"averageUtilization": 28, "averageValue": "280m"},
+        ),
+        id="scale-down",
+    ),
+    pytest.param(
+        Case(5, 3, b.pods_metric(20000), b.pods_items([12000] * 5), P5), id="scale-down-pods-metric"
+    ),
+    pytest.param(
+        Case(
+            5,
+            3,
+            b.object_metric(average=2000),
+            b.object_item(6000),
+            P5,
+            want_current={"averageValue": "1200m"},
+        ),
+        id="scale-down-object-per-pod",
+    ),
+    pytest.param(
+        Case(5, 3, b.object_metric(value=20000), b.object_item(12000), P5), id="scale-down-object"
+    ),
+    pytest.param(
+        Case(5, 3, b.external_metric(value=14334), b.external_items([8600]), P5),
+        id="scale-down-external",
+    ),
+    pytest.param(
+        Case(5, 3, b.external_metric(average=2867), b.external_items([8600]), P5),
+        id="scale-down-external-per-pod",
+    ),
+    pytest.param(
+        Case(
+            5,
+            2,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 300, 500, 250, 250]),
+            [
+                b.pod("p0", ready="False"),
+                b.pod("p1", ready="False"),
+                b.pod("p2"),
+                b.pod("p3"),
+                b.pod("p4"),
+            ],
+            want_current={"averageUtilization": 33, "averageValue": "333m"},
+        ),
+        id="scale-down-excludes-unready-pods",
+    ),
+    pytest.param(
+        Case(
+            5,
+            1,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 300, 500, 250, 250]),
+            [b.pod("p0")] + [b.pod(f"p{i}", phase="Pending") for i in range(1, 5)],
+            want_current={"averageUtilization": 10, "averageValue": "100m"},
+        ),
+        id="scale-down-excludes-pending-pods",
+    ),
+    pytest.param(
+        Case(
+            5,
+            2,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 300, 500, 250, 250], ts=0),
+            [
+                b.pod("p0", start=-600),
+                b.pod("p1", start=-600),
+                b.pod("p2", start=-600),
+                b.pod("p3", start=-60, ltt=-30),
+                b.pod("p4", start=-60, ltt=-30),
+            ],
+            want_current={"averageUtilization": 30, "averageValue": "300m"},
+        ),
+        id="scale-down-ignores-hot-cpu-pods",
+    ),
+    pytest.param(
+        Case(
+            5,
+            3,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 300, 500, 250, 250, 0, 0]),
+            [*P5, b.pod("p5", phase="Failed"), b.pod("p6", phase="Failed")],
+        ),
+        id="scale-down-ignores-failed-pods",
+    ),
+    pytest.param(
+        Case(
+            3,
+            3,
+            b.cpu_utilization(100),
+            b.cpu_levels([1010, 1030, 1020]),
+            [b.pod("p0", cpu="900m"), b.pod("p1", cpu="1"), b.pod("p2", cpu="1100m")],
+            want_current={"averageUtilization": 102, "averageValue": "1020m"},
+        ),
+        id="tolerance",
+    ),
+    pytest.param(
+        Case(3, 3, b.pods_metric(20000), b.pods_items([20000, 21000, 21000]), P3),
+        id="tolerance-pods-metric",
+    ),
+    pytest.param(
+        Case(3, 3, b.object_metric(value=20000), b.object_item(20666), P3), id="tolerance-object"
+    ),
+    pytest.param(
+        Case(4, 4, b.object_metric(average=5000), b.object_item(20166), b.pods(4)),
+        id="tolerance-object-per-pod",
+    ),
+    pytest.param(
+        Case(3, 3, b.external_metric(value=8888), b.external_items([8600]), P3),
+        id="tolerance-external",
+    ),
+    pytest.param(
+        Case(3, 3, b.external_metric(average=2900), b.external_items([8600]), P3),
+        id="tolerance-external-per-pod",
+    ),
+    pytest.param(
+        Case(
+            4,
+            24,
+            b.cpu_utilization(100),
+            b.cpu_levels([4000, 9500, 3000, 7000, 3200, 2000]),
+            b.pods(4),
+            want_current={"averageUtilization": 587, "averageValue": "5875m"},
+        ),
+        id="superfluous-metrics-do-not-count-in-utilization",
+    ),
+    pytest.param(
+        Case(
+            4,
+            3,
+            b.cpu_utilization(100),
+            b.cpu_levels([400, 95]),
+            b.pods(4),
+            want_current={"averageUtilization": 24, "averageValue": "247m"},
+        ),
+        id="missing-metrics-scale-down-count-as-request",
+    ),
+    pytest.param(
+        Case(2, 2, b.cpu_utilization(100), b.cpu_levels([1000]), b.pods(2)),
+        id="missing-metrics-ratio-exactly-one-not-filled",
+    ),
+    pytest.param(
+        Case(2, 2, b.cpu_utilization(100), b.cpu_levels([1900]), b.pods(2)),
+        id="missing-metrics-scale-up-rebalanced-within-tolerance",
+    ),
+    pytest.param(
+        Case(2, 2, b.cpu_utilization(100), b.cpu_levels([600]), b.pods(2)),
+        id="missing-metrics-scale-down-rebalanced-to-current",
+    ),
+    pytest.param(
+        Case(
+            3,
+            3,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 450]),
+            [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2")],
+        ),
+        id="missing-and-unready-direction-flip",
+    ),
+    pytest.param(
+        Case(
+            3,
+            4,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 2000]),
+            [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2")],
+        ),
+        id="missing-and-unready-scale-up",
+    ),
+    pytest.param(
+        Case(
+            4,
+            3,
+            b.cpu_utilization(50),
+            b.cpu_levels([100, 100, 100]),
+            [b.pod("p0", ready="False"), b.pod("p1"), b.pod("p2"), b.pod("p3")],
+        ),
+        id="missing-and-unready-scale-down",
+    ),
+    pytest.param(
+        Case(
+            4,
+            2,
+            b.cpu_utilization(300),
+            b.cpu_levels([200, 100, 100]),
+            [
+                b.pod("p0", ready="False", cpu="2"),
+                b.pod("p1", cpu="2"),
+                b.pod("p2", cpu="2"),
+                b.pod("p3", cpu="2"),
+            ],
+        ),
+        id="missing-scale-down-target-over-100-fills-target",
+    ),
+    pytest.param(
+        Case(3, 2, b.pods_metric(10000), b.pods_items([5000, 5000]), P3),
+        id="pods-metric-missing-scale-down-fills-target",
+    ),
     # upstream quirk: at ratio exactly 1 a plain metric's missing pod counts as idle (the
     # resource calculator leaves it out), so the rebalanced ratio 2/3 scales down
-    pytest.param(Case(3, 2, b.pods_metric(10000), b.pods_items([10000, 10000]), P3),
-                 id="pods-metric-missing-at-ratio-one-counts-as-idle"),
-    pytest.param(Case(2, 6, b.cpu_average(500), b.cpu_levels([1500, 1500]), b.pods(2),
-                      want_current={"averageValue": "1500m"}), id="resource-average-value"),
-    pytest.param(Case(2, 4, b.container_utilization(50), b.pod_metrics({"p0": 1000, "p1": 1000}), b.pods(2),
-                      want_current={"averageUtilization": 100, "averageValue": "1"}), id="container-resource"),
+    pytest.param(
+        Case(3, 2, b.pods_metric(10000), b.pods_items([10000, 10000]), P3),
+        id="pods-metric-missing-at-ratio-one-counts-as-idle",
+    ),
+    pytest.param(
+        Case(
+            2,
+            6,
+            b.cpu_average(500),
+            b.cpu_levels([1500, 1500]),
+            b.pods(2),
+            want_current={"averageValue": "1500m"},
+        ),
+        id="resource-average-value",
+    ),
+    pytest.param(
+        Case(
+            2,
+            4,
+            b.container_utilization(50),
+            b.pod_metrics({"p0": 1000, "p1": 1000}),
+            b.pods(2),
+            want_current={"averageUtilization": 100, "averageValue": "1"},
+        ),
+        id="container-resource",
+    ),
 ]
 
 
@@ -175,11 +441,24 @@ def test_proposal(case: Case) -> None:
 
 def test_per_direction_tolerances_from_behavior() -> None:
     # ratio 1.15: outside the default 0.1, inside a scale-up tolerance of 0.2
-    case = Case(4, 4, b.pods_metric(1000), b.pods_items([1150] * 4), b.pods(4),
-                behavior={"scaleUp": {"tolerance": "200m"}})
+    case = Case(
+        4,
+        4,
+        b.pods_metric(1000),
+        b.pods_items([1150] * 4),
+        b.pods(4),
+        behavior={"scaleUp": {"tolerance": "200m"}},
+    )
     assert run(case)["desiredReplicas"] == 4
-    gate_off = Case(4, 5, case.metric, case.data, case.pods, behavior=case.behavior,
-                    controller={**NO_LIMIT, "configurableTolerance": False})
+    gate_off = Case(
+        4,
+        5,
+        case.metric,
+        case.data,
+        case.pods,
+        behavior=case.behavior,
+        controller={**NO_LIMIT, "configurableTolerance": False},
+    )
     assert run(gate_off)["desiredReplicas"] == 5
 
 
@@ -207,6 +486,12 @@ def test_utilization_is_truncated_before_the_ratio() -> None:
 
 
 def test_zero_tolerance_means_default() -> None:
-    case = Case(4, 4, b.pods_metric(1000), b.pods_items([1050] * 4), b.pods(4),
-                controller={**NO_LIMIT, "tolerance": 0})
+    case = Case(
+        4,
+        4,
+        b.pods_metric(1000),
+        b.pods_items([1050] * 4),
+        b.pods(4),
+        controller={**NO_LIMIT, "tolerance": 0},
+    )
     assert run(case)["desiredReplicas"] == 4

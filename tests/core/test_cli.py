@@ -13,13 +13,22 @@ from tests.core import builders as b
 def run(args: list[str], stdin: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "autoscaler", "decide", *args],
-        input=stdin, capture_output=True, text=True, timeout=60, check=False,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
 def doc(level: int = 2000) -> dict[str, Any]:
-    return b.document(metrics_spec=[b.pods_metric(1000)], metrics=[b.pods_items([level, level])], current=2,
-                      pod_list=b.pods(2), history={"recommendations": []})
+    return b.document(
+        metrics_spec=[b.pods_metric(1000)],
+        metrics=[b.pods_items([level, level])],
+        current=2,
+        pod_list=b.pods(2),
+        history={"recommendations": []},
+    )
 
 
 def test_single_document() -> None:
@@ -75,9 +84,12 @@ def test_input_file(tmp_path: Any) -> None:
 def test_jsonl_answers_each_line_without_waiting_for_more_input() -> None:
     with subprocess.Popen(
         [sys.executable, "-m", "autoscaler", "decide", "--jsonl"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     ) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None
+        assert proc.stdout is not None
         for level, want in ((2000, 4), (500, 1)):
             proc.stdin.write(json.dumps(doc(level)) + "\n")
             proc.stdin.flush()

@@ -18,20 +18,38 @@ def ext_doc(current: int, value: int, **kw: Any) -> dict[str, Any]:
     from zero."""
     kw.setdefault("pod_list", b.pods(current))
     kw.setdefault("history", {"recommendations": []})
-    return b.document(metrics_spec=[EXT], metrics=[b.external_items([value])], current=current, **kw)
+    return b.document(
+        metrics_spec=[EXT], metrics=[b.external_items([value])], current=current, **kw
+    )
 
 
 def cond_list(result: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(c["type"], c["status"], c["reason"]) for c in result["status"]["conditions"]]
 
 
-STZ_TRUE = {"conditions": [{"type": "ScaledToZero", "status": "True", "reason": "ScaledToZero",
-                            "message": "m", "lastTransitionTime": b.at(-600)}]}
+STZ_TRUE = {
+    "conditions": [
+        {
+            "type": "ScaledToZero",
+            "status": "True",
+            "reason": "ScaledToZero",
+            "message": "m",
+            "lastTransitionTime": b.at(-600),
+        }
+    ]
+}
 
 
 def test_upstream_scale_up_conditions_in_order() -> None:
-    doc = b.document(metrics_spec=[b.cpu_utilization(30)], metrics=[b.cpu_levels([300, 500, 700])], current=3,
-                     pod_list=b.pods(3), min_replicas=2, max_replicas=6, history={"recommendations": []})
+    doc = b.document(
+        metrics_spec=[b.cpu_utilization(30)],
+        metrics=[b.cpu_levels([300, 500, 700])],
+        current=3,
+        pod_list=b.pods(3),
+        min_replicas=2,
+        max_replicas=6,
+        history={"recommendations": []},
+    )
     result = decide_document(doc)
     assert result["desiredReplicas"] == 5
     assert result["rescale"] is True
@@ -43,7 +61,9 @@ def test_upstream_scale_up_conditions_in_order() -> None:
     ]
     assert result["status"]["lastScaleTime"] == b.NOW
     assert result["status"]["currentReplicas"] == 3
-    assert result["rescaleReason"] == "cpu resource utilization (percentage of request) above target"
+    assert (
+        result["rescaleReason"] == "cpu resource utilization (percentage of request) above target"
+    )
 
 
 def test_no_rescale_keeps_last_scale_time_and_reports_ready_for_new_scale() -> None:
@@ -59,17 +79,40 @@ def test_no_rescale_keeps_last_scale_time_and_reports_ready_for_new_scale() -> N
 
 
 def test_conditions_update_in_place_and_keep_transition_time_unless_status_changes() -> None:
-    status = {"conditions": [
-        {"type": "ScalingLimited", "status": "False", "reason": "DesiredWithinRange", "message": "x",
-         "lastTransitionTime": b.at(-100)},
-        {"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale", "message": "x",
-         "lastTransitionTime": b.at(-200)},
-        {"type": "Custom", "status": "True", "reason": "Mine", "message": "kept", "lastTransitionTime": b.at(-300)},
-    ]}
+    status = {
+        "conditions": [
+            {
+                "type": "ScalingLimited",
+                "status": "False",
+                "reason": "DesiredWithinRange",
+                "message": "x",
+                "lastTransitionTime": b.at(-100),
+            },
+            {
+                "type": "AbleToScale",
+                "status": "True",
+                "reason": "ReadyForNewScale",
+                "message": "x",
+                "lastTransitionTime": b.at(-200),
+            },
+            {
+                "type": "Custom",
+                "status": "True",
+                "reason": "Mine",
+                "message": "kept",
+                "lastTransitionTime": b.at(-300),
+            },
+        ]
+    }
     result = decide_document(ext_doc(3, 30000, status=status, max_replicas=5))
     got = {c["type"]: c for c in result["status"]["conditions"]}
     assert [c["type"] for c in result["status"]["conditions"]] == [
-        "ScalingLimited", "AbleToScale", "Custom", "ScalingActive", "ScaledToZero"]
+        "ScalingLimited",
+        "AbleToScale",
+        "Custom",
+        "ScalingActive",
+        "ScaledToZero",
+    ]
     assert got["ScalingLimited"]["status"] == "True"
     assert got["ScalingLimited"]["lastTransitionTime"] == b.NOW  # status changed
     assert got["AbleToScale"]["lastTransitionTime"] == b.at(-200)  # status stayed True
@@ -79,15 +122,25 @@ def test_conditions_update_in_place_and_keep_transition_time_unless_status_chang
 @pytest.mark.parametrize(
     ("current", "min_r", "max_r", "want", "reason"),
     [
-        pytest.param(10, 1, 8, 8, "Current number of replicas above Spec.MaxReplicas", id="above-max"),
-        pytest.param(1, 3, 8, 3, "Current number of replicas below Spec.MinReplicas", id="below-min"),
+        pytest.param(
+            10, 1, 8, 8, "Current number of replicas above Spec.MaxReplicas", id="above-max"
+        ),
+        pytest.param(
+            1, 3, 8, 3, "Current number of replicas below Spec.MinReplicas", id="below-min"
+        ),
     ],
 )
-def test_min_max_clamps_skip_metrics_and_normalization(current: int, min_r: int, max_r: int, want: int, reason: str) -> None:
+def test_min_max_clamps_skip_metrics_and_normalization(
+    current: int, min_r: int, max_r: int, want: int, reason: str
+) -> None:
     doc = ext_doc(current, 1000, min_replicas=min_r, max_replicas=max_r, history={})
     doc["metrics"] = [{"error": "unreachable"}]  # metrics are not even looked at
     result = decide_document(doc)
-    assert (result["desiredReplicas"], result["rescale"], result["rescaleReason"]) == (want, True, reason)
+    assert (result["desiredReplicas"], result["rescale"], result["rescaleReason"]) == (
+        want,
+        True,
+        reason,
+    )
     types = [c[0] for c in cond_list(result)]
     assert "ScalingLimited" not in types
     assert "ScalingActive" not in types
@@ -108,8 +161,17 @@ def test_scale_to_zero_then_wake_up() -> None:
     assert (down["desiredReplicas"], down["rescale"]) == (0, True)
     assert ("ScaledToZero", "True", "ScaledToZero") in cond_list(down)
     # the next step at zero reads its own condition and wakes from the metric alone (no pods)
-    up = decide_document(ext_doc(0, 3000, min_replicas=0, status=down["status"], history=down["history"],
-                                 pod_list=[], now=15))
+    up = decide_document(
+        ext_doc(
+            0,
+            3000,
+            min_replicas=0,
+            status=down["status"],
+            history=down["history"],
+            pod_list=[],
+            now=15,
+        )
+    )
     assert (up["desiredReplicas"], up["rescale"]) == (3, True)
     assert ("ScaledToZero", "False", "NotScaledToZero") in cond_list(up)
 
@@ -121,8 +183,13 @@ def test_from_zero_without_behavior_is_capped_by_the_scale_up_minimum() -> None:
 
 
 def test_zero_with_condition_but_no_object_or_external_metric_stays_disabled() -> None:
-    doc = b.document(metrics_spec=[b.pods_metric(1000)], metrics=[b.pods_items([5000])], current=0,
-                     min_replicas=0, status=STZ_TRUE)
+    doc = b.document(
+        metrics_spec=[b.pods_metric(1000)],
+        metrics=[b.pods_items([5000])],
+        current=0,
+        min_replicas=0,
+        status=STZ_TRUE,
+    )
     result = decide_document(doc)
     assert (result["desiredReplicas"], result["rescale"]) == (0, False)
     assert b.conditions(result)["ScalingActive"] == ("False", "ScalingDisabled")
@@ -130,7 +197,9 @@ def test_zero_with_condition_but_no_object_or_external_metric_stays_disabled() -
 
 def test_gate_off_removes_scaled_to_zero_and_disables() -> None:
     controller = {**b.UPSTREAM_CONTROLLER, "scaleToZero": False}
-    result = decide_document(ext_doc(0, 3000, min_replicas=0, status=STZ_TRUE, controller=controller))
+    result = decide_document(
+        ext_doc(0, 3000, min_replicas=0, status=STZ_TRUE, controller=controller)
+    )
     assert "ScaledToZero" not in b.conditions(result)
     assert b.conditions(result)["ScalingActive"] == ("False", "ScalingDisabled")
     rescaled = decide_document(ext_doc(3, 9000, status=STZ_TRUE, controller=controller))
@@ -139,7 +208,9 @@ def test_gate_off_removes_scaled_to_zero_and_disables() -> None:
 
 
 def test_wake_with_raised_min_is_raised_after_normalization() -> None:
-    result = decide_document(ext_doc(0, 1000, min_replicas=2, status=STZ_TRUE, behavior={}, pod_list=[]))
+    result = decide_document(
+        ext_doc(0, 1000, min_replicas=2, status=STZ_TRUE, behavior={}, pod_list=[])
+    )
     assert result["desiredReplicas"] == 2
     assert b.conditions(result)["ScalingLimited"] == ("False", "DesiredWithinRange")
 
@@ -149,10 +220,15 @@ def test_invalid_metric_blocks_scale_down() -> None:
     doc["autoscaler"]["spec"]["metrics"].append(b.pods_metric(1000))
     doc["metrics"].append({"error": "adapter unavailable"})
     result = decide_document(doc)
-    assert (result["desiredReplicas"], result["rescale"]) == (4, False)  # the previous desired stays
+    assert (result["desiredReplicas"], result["rescale"]) == (
+        4,
+        False,
+    )  # the previous desired stays
     assert b.conditions(result)["ScalingActive"] == ("False", "FailedGetPodsMetric")
     assert result["status"]["currentMetrics"][1] == {"type": ""}
-    assert result["computeError"].startswith("invalid metrics (1 invalid out of 2), first error is:")
+    assert result["computeError"].startswith(
+        "invalid metrics (1 invalid out of 2), first error is:"
+    )
 
 
 def test_invalid_metric_still_allows_scale_up() -> None:
@@ -169,25 +245,45 @@ def test_highest_proposal_wins() -> None:
     doc = b.document(
         metrics_spec=[b.pods_metric(1000), EXT, b.object_metric(value=1000)],
         metrics=[b.pods_items([2000] * 4), b.external_items([1000]), b.object_item(1500)],
-        current=4, pod_list=b.pods(4), history={"recommendations": []},
+        current=4,
+        pod_list=b.pods(4),
+        history={"recommendations": []},
     )
     result = decide_document(doc)
     assert result["desiredReplicas"] == 8
     active = [c["message"] for c in result["status"]["conditions"] if c["type"] == "ScalingActive"]
-    assert active == ["the HPA was able to successfully calculate a replica count from pods metric qps"]
+    assert active == [
+        "the HPA was able to successfully calculate a replica count from pods metric qps"
+    ]
 
 
 @pytest.mark.parametrize(
     ("metric", "data", "reason"),
     [
-        pytest.param(b.cpu_utilization(50), {"error": "boom"}, "FailedGetResourceMetric", id="resource"),
-        pytest.param(b.container_utilization(50), {"error": "boom"}, "FailedGetContainerResourceMetric", id="container"),
+        pytest.param(
+            b.cpu_utilization(50), {"error": "boom"}, "FailedGetResourceMetric", id="resource"
+        ),
+        pytest.param(
+            b.container_utilization(50),
+            {"error": "boom"},
+            "FailedGetContainerResourceMetric",
+            id="container",
+        ),
         pytest.param(b.pods_metric(1000), {"error": "boom"}, "FailedGetPodsMetric", id="pods"),
-        pytest.param(b.object_metric(value=1000), {"error": "boom"}, "FailedGetObjectMetric", id="object"),
+        pytest.param(
+            b.object_metric(value=1000), {"error": "boom"}, "FailedGetObjectMetric", id="object"
+        ),
         pytest.param(EXT, {"error": "boom"}, "FailedGetExternalMetric", id="external"),
         pytest.param(EXT, {"items": []}, "FailedGetExternalMetric", id="external-empty"),
-        pytest.param(b.cpu_utilization(50), {"podMetrics": []}, "FailedGetResourceMetric", id="resource-empty"),
-        pytest.param({"type": "Bogus"}, {"error": "x"}, "InvalidMetricSourceType", id="unknown-type"),
+        pytest.param(
+            b.cpu_utilization(50),
+            {"podMetrics": []},
+            "FailedGetResourceMetric",
+            id="resource-empty",
+        ),
+        pytest.param(
+            {"type": "Bogus"}, {"error": "x"}, "InvalidMetricSourceType", id="unknown-type"
+        ),
     ],
 )
 def test_failed_metric_reasons(metric: dict[str, Any], data: dict[str, Any], reason: str) -> None:
@@ -195,7 +291,9 @@ def test_failed_metric_reasons(metric: dict[str, Any], data: dict[str, Any], rea
     result = decide_document(doc)
     assert b.conditions(result)["ScalingActive"] == ("False", reason)
     assert result["rescale"] is False
-    message = [c["message"] for c in result["status"]["conditions"] if c["type"] == "ScalingActive"][0]
+    message = next(
+        c["message"] for c in result["status"]["conditions"] if c["type"] == "ScalingActive"
+    )
     assert message.startswith("the HPA was unable to compute the replica count: ")
 
 
@@ -210,12 +308,19 @@ def test_invalid_selector(selector: str, message: str) -> None:
     result = decide_document(ext_doc(3, 9000, selector=selector))
     assert b.conditions(result)["ScalingActive"] == ("False", "InvalidSelector")
     assert result["rescale"] is False
-    assert message in [c["message"] for c in result["status"]["conditions"] if c["type"] == "ScalingActive"][0]
+    assert message in next(
+        c["message"] for c in result["status"]["conditions"] if c["type"] == "ScalingActive"
+    )
 
 
 def test_no_metrics_means_cpu_80_percent() -> None:
-    doc = b.document(metrics_spec=[], metrics=[b.cpu_levels([1600, 1600])], current=2, pod_list=b.pods(2),
-                     history={"recommendations": []})
+    doc = b.document(
+        metrics_spec=[],
+        metrics=[b.cpu_levels([1600, 1600])],
+        current=2,
+        pod_list=b.pods(2),
+        history={"recommendations": []},
+    )
     assert decide_document(doc)["desiredReplicas"] == 4
 
 

@@ -12,8 +12,12 @@ from tests.core import builders as b
 
 
 def good() -> dict[str, Any]:
-    return b.document(metrics_spec=[b.pods_metric(1000)], metrics=[b.pods_items([2000, 2000])], current=2,
-                      pod_list=b.pods(2))
+    return b.document(
+        metrics_spec=[b.pods_metric(1000)],
+        metrics=[b.pods_items([2000, 2000])],
+        current=2,
+        pod_list=b.pods(2),
+    )
 
 
 def spec(doc: dict[str, Any]) -> dict[str, Any]:
@@ -24,43 +28,99 @@ def spec(doc: dict[str, Any]) -> dict[str, Any]:
 def _del(key: str):  # type: ignore[no-untyped-def]
     def edit(doc: dict[str, Any]) -> None:
         del doc[key]
+
     return edit
 
 
 CASES = [
     pytest.param(_del("now"), "now: is required", id="missing-now"),
-    pytest.param(lambda d: d.update(now="yesterday"), "now: invalid time 'yesterday'", id="bad-now"),
+    pytest.param(
+        lambda d: d.update(now="yesterday"), "now: invalid time 'yesterday'", id="bad-now"
+    ),
     pytest.param(_del("autoscaler"), "autoscaler: is required", id="missing-autoscaler"),
     pytest.param(_del("scale"), "scale: is required", id="missing-scale"),
-    pytest.param(lambda d: d["scale"]["spec"].pop("replicas"), "scale.spec.replicas: is required", id="missing-replicas"),
-    pytest.param(lambda d: d["scale"]["spec"].update(replicas="3"), "scale.spec.replicas: must be an integer",
-                 id="replicas-string"),
-    pytest.param(lambda d: spec(d).pop("maxReplicas"), "autoscaler.spec.maxReplicas: is required", id="missing-max"),
-    pytest.param(lambda d: spec(d).update(minReplicas=5, maxReplicas=2), "autoscaler.spec.maxReplicas: must be greater",
-                 id="max-below-min"),
-    pytest.param(lambda d: spec(d)["metrics"][0]["pods"]["target"].update(averageValue="lots"),
-                 "autoscaler.spec.metrics[0].pods.target.averageValue: invalid quantity 'lots'", id="bad-target-quantity"),
-    pytest.param(lambda d: spec(d)["metrics"][0]["pods"]["target"].update(averageValue="0"),
-                 "autoscaler.spec.metrics[0].pods.target.averageValue: must be positive", id="zero-target"),
-    pytest.param(lambda d: spec(d)["metrics"][0].pop("pods"), "autoscaler.spec.metrics[0].pods: is required",
-                 id="missing-source"),
-    pytest.param(lambda d: d["metrics"].append({"error": "x"}), "metrics: has 2 entries but autoscaler.spec.metrics has 1",
-                 id="metrics-length-mismatch"),
-    pytest.param(lambda d: d["metrics"][0].pop("items"), "metrics[0]: a Pods metric needs items", id="metric-shape"),
-    pytest.param(lambda d: d["metrics"][0]["items"][1].update(value="1.2.3"), "metrics[0].items[1].value: invalid quantity",
-                 id="bad-sample-value"),
-    pytest.param(lambda d: d["pods"][1]["status"].update(startTime="soon"), "pods[1].status.startTime: invalid time",
-                 id="bad-pod-time"),
-    pytest.param(lambda d: d["pods"][0]["spec"]["containers"][0]["resources"]["requests"].update(cpu="x"),
-                 "pods[0].spec.containers[0].resources.requests.cpu: invalid quantity", id="bad-request"),
-    pytest.param(lambda d: d.update(history={"recommendations": [{"replicas": 1}]}),
-                 "history.recommendations[0].timestamp: is required", id="history-missing-timestamp"),
-    pytest.param(lambda d: spec(d).update(behavior={"scaleUp": {"selectPolicy": "Fastest"}}),
-                 "autoscaler.spec.behavior.scaleUp.selectPolicy: must be Max, Min or Disabled", id="bad-select-policy"),
-    pytest.param(lambda d: spec(d).update(behavior={"scaleDown": {"policies": [{"type": "Pods", "value": 1}]}}),
-                 "autoscaler.spec.behavior.scaleDown.policies[0].periodSeconds: is required", id="policy-period"),
-    pytest.param(lambda d: d["controller"].update(tolerance="high"), "controller.tolerance: must be a number",
-                 id="bad-tolerance"),
+    pytest.param(
+        lambda d: d["scale"]["spec"].pop("replicas"),
+        "scale.spec.replicas: is required",
+        id="missing-replicas",
+    ),
+    pytest.param(
+        lambda d: d["scale"]["spec"].update(replicas="3"),
+        "scale.spec.replicas: must be an integer",
+        id="replicas-string",
+    ),
+    pytest.param(
+        lambda d: spec(d).pop("maxReplicas"),
+        "autoscaler.spec.maxReplicas: is required",
+        id="missing-max",
+    ),
+    pytest.param(
+        lambda d: spec(d).update(minReplicas=5, maxReplicas=2),
+        "autoscaler.spec.maxReplicas: must be greater",
+        id="max-below-min",
+    ),
+    pytest.param(
+        lambda d: spec(d)["metrics"][0]["pods"]["target"].update(averageValue="lots"),
+        "autoscaler.spec.metrics[0].pods.target.averageValue: invalid quantity 'lots'",
+        id="bad-target-quantity",
+    ),
+    pytest.param(
+        lambda d: spec(d)["metrics"][0]["pods"]["target"].update(averageValue="0"),
+        "autoscaler.spec.metrics[0].pods.target.averageValue: must be positive",
+        id="zero-target",
+    ),
+    pytest.param(
+        lambda d: spec(d)["metrics"][0].pop("pods"),
+        "autoscaler.spec.metrics[0].pods: is required",
+        id="missing-source",
+    ),
+    pytest.param(
+        lambda d: d["metrics"].append({"error": "x"}),
+        "metrics: has 2 entries but autoscaler.spec.metrics has 1",
+        id="metrics-length-mismatch",
+    ),
+    pytest.param(
+        lambda d: d["metrics"][0].pop("items"),
+        "metrics[0]: a Pods metric needs items",
+        id="metric-shape",
+    ),
+    pytest.param(
+        lambda d: d["metrics"][0]["items"][1].update(value="1.2.3"),
+        "metrics[0].items[1].value: invalid quantity",
+        id="bad-sample-value",
+    ),
+    pytest.param(
+        lambda d: d["pods"][1]["status"].update(startTime="soon"),
+        "pods[1].status.startTime: invalid time",
+        id="bad-pod-time",
+    ),
+    pytest.param(
+        lambda d: d["pods"][0]["spec"]["containers"][0]["resources"]["requests"].update(cpu="x"),
+        "pods[0].spec.containers[0].resources.requests.cpu: invalid quantity",
+        id="bad-request",
+    ),
+    pytest.param(
+        lambda d: d.update(history={"recommendations": [{"replicas": 1}]}),
+        "history.recommendations[0].timestamp: is required",
+        id="history-missing-timestamp",
+    ),
+    pytest.param(
+        lambda d: spec(d).update(behavior={"scaleUp": {"selectPolicy": "Fastest"}}),
+        "autoscaler.spec.behavior.scaleUp.selectPolicy: must be Max, Min or Disabled",
+        id="bad-select-policy",
+    ),
+    pytest.param(
+        lambda d: spec(d).update(
+            behavior={"scaleDown": {"policies": [{"type": "Pods", "value": 1}]}}
+        ),
+        "autoscaler.spec.behavior.scaleDown.policies[0].periodSeconds: is required",
+        id="policy-period",
+    ),
+    pytest.param(
+        lambda d: d["controller"].update(tolerance="high"),
+        "controller.tolerance: must be a number",
+        id="bad-tolerance",
+    ),
 ]
 
 
@@ -90,7 +150,14 @@ def test_result_shape_and_history_round_trip() -> None:
     doc = good()
     doc["now"] = "2026-01-01T00:00:00.123456789Z"
     result = decide_document(doc)
-    assert set(result) >= {"desiredReplicas", "rescale", "status", "history", "explanation", "summary"}
+    assert set(result) >= {
+        "desiredReplicas",
+        "rescale",
+        "status",
+        "history",
+        "explanation",
+        "summary",
+    }
     # status times are metav1.Time (seconds); history keeps nanoseconds for strict comparisons
     assert result["status"]["lastScaleTime"] == "2026-01-01T00:00:00Z"
     assert result["history"]["recommendations"][-1]["timestamp"] == "2026-01-01T00:00:00.123456789Z"

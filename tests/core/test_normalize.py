@@ -9,7 +9,15 @@ import pytest
 
 from autoscaler.core import decide_document
 from autoscaler.core.behavior import DEFAULT_SCALE_DOWN, DEFAULT_SCALE_UP, store_scale_event
-from autoscaler.core.model import NS, Behavior, ControllerOptions, History, ScaleEvent, ScalingPolicy, ScalingRules
+from autoscaler.core.model import (
+    NS,
+    Behavior,
+    ControllerOptions,
+    History,
+    ScaleEvent,
+    ScalingPolicy,
+    ScalingRules,
+)
 from autoscaler.core.normalize import normalize_with_behavior
 from tests.core import builders as b
 
@@ -115,47 +123,191 @@ UP60 = {"scaleUp": {"stabilizationWindowSeconds": 60}}
 @pytest.mark.parametrize(
     ("behavior", "history", "current", "proposal", "want", "able", "limit"),
     [
-        pytest.param({}, None, 3, 20, 7, "ReadyForNewScale", "ScaleUpLimit", id="defaults-pods-4-beat-percent-100"),
-        pytest.param({}, None, 10, 50, 20, "ReadyForNewScale", "ScaleUpLimit", id="defaults-percent-100-beats-pods-4"),
-        pytest.param(UP60, recs((4, -30)), 3, 8, 4, "ScaleUpStabilized", "DesiredWithinRange",
-                     id="scale-up-window-lowest-recent"),
-        pytest.param(UP60, recs((4, -60)), 3, 8, 7, "ReadyForNewScale", "ScaleUpLimit",
-                     id="scale-up-window-cutoff-not-counted"),
-        pytest.param({}, recs((9, -299)), 10, 5, 9, "ScaleDownStabilized", "DesiredWithinRange",
-                     id="scale-down-window-from-controller-flag"),
-        pytest.param({}, recs((9, -300)), 10, 5, 5, "ReadyForNewScale", "DesiredWithinRange",
-                     id="scale-down-window-cutoff-not-counted"),
+        pytest.param(
+            {},
+            None,
+            3,
+            20,
+            7,
+            "ReadyForNewScale",
+            "ScaleUpLimit",
+            id="defaults-pods-4-beat-percent-100",
+        ),
+        pytest.param(
+            {},
+            None,
+            10,
+            50,
+            20,
+            "ReadyForNewScale",
+            "ScaleUpLimit",
+            id="defaults-percent-100-beats-pods-4",
+        ),
+        pytest.param(
+            UP60,
+            recs((4, -30)),
+            3,
+            8,
+            4,
+            "ScaleUpStabilized",
+            "DesiredWithinRange",
+            id="scale-up-window-lowest-recent",
+        ),
+        pytest.param(
+            UP60,
+            recs((4, -60)),
+            3,
+            8,
+            7,
+            "ReadyForNewScale",
+            "ScaleUpLimit",
+            id="scale-up-window-cutoff-not-counted",
+        ),
+        pytest.param(
+            {},
+            recs((9, -299)),
+            10,
+            5,
+            9,
+            "ScaleDownStabilized",
+            "DesiredWithinRange",
+            id="scale-down-window-from-controller-flag",
+        ),
+        pytest.param(
+            {},
+            recs((9, -300)),
+            10,
+            5,
+            5,
+            "ReadyForNewScale",
+            "DesiredWithinRange",
+            id="scale-down-window-cutoff-not-counted",
+        ),
         # float64 as upstream: 100 * (1 + 10/100) = 110.00000000000001, so the limit is 111
-        pytest.param({"scaleUp": {"policies": [{"type": "Percent", "value": 10, "periodSeconds": 60}]}}, None,
-                     100, 200, 111, "ReadyForNewScale", "ScaleUpLimit", id="percent-float-100x1.1-gives-111"),
-        pytest.param({"scaleDown": {"stabilizationWindowSeconds": 0,
-                                    "policies": [{"type": "Percent", "value": 50, "periodSeconds": 60}]}}, None,
-                     17, 1, 8, "ReadyForNewScale", "ScaleDownLimit", id="percent-down-truncates-8.5-to-8"),
-        pytest.param({"scaleUp": {"selectPolicy": "Min"}}, None, 10, 50, 14, "ReadyForNewScale", "ScaleUpLimit",
-                     id="select-min-up"),
-        pytest.param({"scaleDown": {"stabilizationWindowSeconds": 0, "selectPolicy": "Min", "policies": [
+        pytest.param(
+            {"scaleUp": {"policies": [{"type": "Percent", "value": 10, "periodSeconds": 60}]}},
+            None,
+            100,
+            200,
+            111,
+            "ReadyForNewScale",
+            "ScaleUpLimit",
+            id="percent-float-100x1.1-gives-111",
+        ),
+        pytest.param(
+            {
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 0,
+                    "policies": [{"type": "Percent", "value": 50, "periodSeconds": 60}],
+                }
+            },
+            None,
+            17,
+            1,
+            8,
+            "ReadyForNewScale",
+            "ScaleDownLimit",
+            id="percent-down-truncates-8.5-to-8",
+        ),
+        pytest.param(
+            {"scaleUp": {"selectPolicy": "Min"}},
+            None,
+            10,
+            50,
+            14,
+            "ReadyForNewScale",
+            "ScaleUpLimit",
+            id="select-min-up",
+        ),
+        pytest.param(
+            {
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 0,
+                    "selectPolicy": "Min",
+                    "policies": [
                         {"type": "Pods", "value": 2, "periodSeconds": 60},
-                        {"type": "Percent", "value": 50, "periodSeconds": 60}]}}, None,
-                     10, 1, 8, "ReadyForNewScale", "ScaleDownLimit", id="select-min-down"),
-        pytest.param({"scaleDown": {"stabilizationWindowSeconds": 0, "selectPolicy": "Disabled"}}, None,
-                     10, 1, 10, "ReadyForNewScale", "ScaleDownLimit", id="scale-down-disabled"),
-        pytest.param({"scaleUp": {"selectPolicy": "Disabled"}}, None, 10, 50, 10, "ReadyForNewScale", "ScaleUpLimit",
-                     id="scale-up-disabled"),
-        pytest.param({"scaleUp": {"policies": []}}, None, 10, 50, 10, "ReadyForNewScale", "ScaleUpLimit",
-                     id="explicit-empty-policies-replace-defaults"),
-        pytest.param({"scaleUp": {"policies": [{"type": "Pods", "value": 100, "periodSeconds": 15}]}}, None,
-                     3, 50, 20, "ReadyForNewScale", "TooManyReplicas", id="large-pods-policy-capped-by-max"),
-        pytest.param({"scaleDown": {"stabilizationWindowSeconds": 0}}, None, 10, 1, 2, "ReadyForNewScale",
-                     "TooFewReplicas", id="scale-down-to-min"),
+                        {"type": "Percent", "value": 50, "periodSeconds": 60},
+                    ],
+                }
+            },
+            None,
+            10,
+            1,
+            8,
+            "ReadyForNewScale",
+            "ScaleDownLimit",
+            id="select-min-down",
+        ),
+        pytest.param(
+            {"scaleDown": {"stabilizationWindowSeconds": 0, "selectPolicy": "Disabled"}},
+            None,
+            10,
+            1,
+            10,
+            "ReadyForNewScale",
+            "ScaleDownLimit",
+            id="scale-down-disabled",
+        ),
+        pytest.param(
+            {"scaleUp": {"selectPolicy": "Disabled"}},
+            None,
+            10,
+            50,
+            10,
+            "ReadyForNewScale",
+            "ScaleUpLimit",
+            id="scale-up-disabled",
+        ),
+        pytest.param(
+            {"scaleUp": {"policies": []}},
+            None,
+            10,
+            50,
+            10,
+            "ReadyForNewScale",
+            "ScaleUpLimit",
+            id="explicit-empty-policies-replace-defaults",
+        ),
+        pytest.param(
+            {"scaleUp": {"policies": [{"type": "Pods", "value": 100, "periodSeconds": 15}]}},
+            None,
+            3,
+            50,
+            20,
+            "ReadyForNewScale",
+            "TooManyReplicas",
+            id="large-pods-policy-capped-by-max",
+        ),
+        pytest.param(
+            {"scaleDown": {"stabilizationWindowSeconds": 0}},
+            None,
+            10,
+            1,
+            2,
+            "ReadyForNewScale",
+            "TooFewReplicas",
+            id="scale-down-to-min",
+        ),
     ],
 )
 def test_behavior(
-    behavior: dict[str, Any], history: dict[str, Any] | None, current: int, proposal: int, want: int,
-    able: str, limit: str,
+    behavior: dict[str, Any],
+    history: dict[str, Any] | None,
+    current: int,
+    proposal: int,
+    want: int,
+    able: str,
+    limit: str,
 ) -> None:
     max_replicas = 20 if "large-pods" in str(behavior) or limit == "TooManyReplicas" else 1000
-    result = propose(current, proposal, behavior=behavior, history=history, min_replicas=2,
-                     max_replicas=max_replicas)
+    result = propose(
+        current,
+        proposal,
+        behavior=behavior,
+        history=history,
+        min_replicas=2,
+        max_replicas=max_replicas,
+    )
     assert result["desiredReplicas"] == want, result["explanation"]
     if want != current:
         assert b.conditions(result)["AbleToScale"] == ("True", "SucceededRescale")
@@ -165,7 +317,10 @@ def test_behavior(
 
 
 def events(kind: str, *pairs: tuple[int, float]) -> dict[str, Any]:
-    return {"recommendations": [], kind: [{"change": c, "timestamp": b.at(t), "outdated": False} for c, t in pairs]}
+    return {
+        "recommendations": [],
+        kind: [{"change": c, "timestamp": b.at(t), "outdated": False} for c, t in pairs],
+    }
 
 
 PODS4_60 = {"scaleUp": {"policies": [{"type": "Pods", "value": 4, "periodSeconds": 60}]}}
@@ -175,9 +330,13 @@ PODS4_60 = {"scaleUp": {"policies": [{"type": "Pods", "value": 4, "periodSeconds
     ("history", "want"),
     [
         pytest.param(events("scaleUpEvents", (4, -10)), 7, id="recent-scale-up-uses-the-budget"),
-        pytest.param(events("scaleUpEvents", (4, -60)), 11, id="event-at-period-cutoff-not-counted"),
+        pytest.param(
+            events("scaleUpEvents", (4, -60)), 11, id="event-at-period-cutoff-not-counted"
+        ),
         pytest.param(events("scaleUpEvents", (2, -10)), 9, id="partial-budget"),
-        pytest.param(events("scaleDownEvents", (2, -10)), 13, id="scale-down-events-net-into-scale-up"),
+        pytest.param(
+            events("scaleDownEvents", (2, -10)), 13, id="scale-down-events-net-into-scale-up"
+        ),
     ],
 )
 def test_scale_events_limit_rate(history: dict[str, Any], want: int) -> None:
@@ -194,7 +353,9 @@ def test_scale_up_limit_never_below_current() -> None:
 
 def test_rescale_stores_an_event_only_with_behavior() -> None:
     with_behavior = propose(3, 6, behavior={})
-    assert [(e["change"], e["timestamp"]) for e in with_behavior["history"]["scaleUpEvents"]] == [(3, b.at(0))]
+    assert [(e["change"], e["timestamp"]) for e in with_behavior["history"]["scaleUpEvents"]] == [
+        (3, b.at(0))
+    ]
     without = propose(3, 6)
     assert without["history"]["scaleUpEvents"] == []
     down = propose(6, 3, behavior={"scaleDown": {"stabilizationWindowSeconds": 0}})
@@ -229,11 +390,19 @@ def test_store_scale_event_marks_and_reuses_the_last_outdated() -> None:
         pytest.param(12, 11, 1, 10, 11, "DesiredWithinRange", id="scale-down-never-capped-to-max"),
     ],
 )
-def test_behavior_bounds_are_directional(current: int, desired: int, min_r: int, max_r: int, want: int, reason: str) -> None:
+def test_behavior_bounds_are_directional(
+    current: int, desired: int, min_r: int, max_r: int, want: int, reason: str
+) -> None:
     behavior = Behavior(DEFAULT_SCALE_UP, ScalingRules(0, "Max", DEFAULT_SCALE_DOWN.policies))
     got = normalize_with_behavior(
-        History(recommendations=()), behavior, current=current, desired=desired, min_replicas=min_r,
-        max_replicas=max_r, now=b.NOW_NS, options=ControllerOptions(),
+        History(recommendations=()),
+        behavior,
+        current=current,
+        desired=desired,
+        min_replicas=min_r,
+        max_replicas=max_r,
+        now=b.NOW_NS,
+        options=ControllerOptions(),
     )
     assert (got.replicas, got.limited_reason) == (want, reason)
 

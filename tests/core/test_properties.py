@@ -10,26 +10,36 @@ from hypothesis import strategies as st
 from autoscaler.core import decide_document
 from tests.core import builders as b
 
-policy = st.fixed_dictionaries({
-    "type": st.sampled_from(["Pods", "Percent"]),
-    "value": st.integers(1, 300),
-    "periodSeconds": st.integers(1, 600),
-})
-rules = st.fixed_dictionaries({}, optional={
-    "stabilizationWindowSeconds": st.integers(0, 600),
-    "selectPolicy": st.sampled_from(["Max", "Min", "Disabled"]),
-    "policies": st.lists(policy, max_size=3),
-})
+policy = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(["Pods", "Percent"]),
+        "value": st.integers(1, 300),
+        "periodSeconds": st.integers(1, 600),
+    }
+)
+rules = st.fixed_dictionaries(
+    {},
+    optional={
+        "stabilizationWindowSeconds": st.integers(0, 600),
+        "selectPolicy": st.sampled_from(["Max", "Min", "Disabled"]),
+        "policies": st.lists(policy, max_size=3),
+    },
+)
 behaviors = st.none() | st.fixed_dictionaries({}, optional={"scaleUp": rules, "scaleDown": rules})
 offsets = st.integers(-900, 0)
-history = st.fixed_dictionaries({
-    "recommendations": st.lists(st.tuples(st.integers(0, 60), offsets), max_size=4).map(
-        lambda xs: [{"replicas": r, "timestamp": b.at(t)} for r, t in xs]),
-    "scaleUpEvents": st.lists(st.tuples(st.integers(1, 20), offsets), max_size=3).map(
-        lambda xs: [{"change": c, "timestamp": b.at(t), "outdated": False} for c, t in xs]),
-    "scaleDownEvents": st.lists(st.tuples(st.integers(1, 20), offsets), max_size=3).map(
-        lambda xs: [{"change": c, "timestamp": b.at(t), "outdated": False} for c, t in xs]),
-})
+history = st.fixed_dictionaries(
+    {
+        "recommendations": st.lists(st.tuples(st.integers(0, 60), offsets), max_size=4).map(
+            lambda xs: [{"replicas": r, "timestamp": b.at(t)} for r, t in xs]
+        ),
+        "scaleUpEvents": st.lists(st.tuples(st.integers(1, 20), offsets), max_size=3).map(
+            lambda xs: [{"change": c, "timestamp": b.at(t), "outdated": False} for c, t in xs]
+        ),
+        "scaleDownEvents": st.lists(st.tuples(st.integers(1, 20), offsets), max_size=3).map(
+            lambda xs: [{"change": c, "timestamp": b.at(t), "outdated": False} for c, t in xs]
+        ),
+    }
+)
 
 
 @st.composite
@@ -39,14 +49,22 @@ def steps(draw: st.DrawFn, *, with_error: bool = False) -> dict[str, Any]:
     current = draw(st.integers(min_r, max_r))
     kind = draw(st.sampled_from(["pods", "cpu", "external", "external-avg", "object"]))
     if kind == "pods":
-        spec, data = b.pods_metric(1000), b.pods_items(draw(st.lists(st.integers(0, 9000), min_size=current, max_size=current)))
+        spec, data = (
+            b.pods_metric(1000),
+            b.pods_items(draw(st.lists(st.integers(0, 9000), min_size=current, max_size=current))),
+        )
     elif kind == "cpu":
-        spec, data = b.cpu_utilization(draw(st.integers(10, 200))), b.cpu_levels(
-            draw(st.lists(st.integers(0, 4000), min_size=1, max_size=current)))
+        spec, data = (
+            b.cpu_utilization(draw(st.integers(10, 200))),
+            b.cpu_levels(draw(st.lists(st.integers(0, 4000), min_size=1, max_size=current))),
+        )
     elif kind == "external":
         spec, data = b.external_metric(value=1000), b.external_items([draw(st.integers(0, 90000))])
     elif kind == "external-avg":
-        spec, data = b.external_metric(average=1000), b.external_items([draw(st.integers(0, 90000))])
+        spec, data = (
+            b.external_metric(average=1000),
+            b.external_items([draw(st.integers(0, 90000))]),
+        )
     else:
         spec, data = b.object_metric(value=1000), b.object_item(draw(st.integers(0, 90000)))
     metrics_spec, metrics = [spec], [data]
@@ -54,8 +72,14 @@ def steps(draw: st.DrawFn, *, with_error: bool = False) -> dict[str, Any]:
         metrics_spec.append(b.pods_metric(1000))
         metrics.append({"error": "unavailable"})
     return b.document(
-        metrics_spec=metrics_spec, metrics=metrics, current=current, pod_list=b.pods(current),
-        min_replicas=min_r, max_replicas=max_r, behavior=draw(behaviors), history=draw(history),
+        metrics_spec=metrics_spec,
+        metrics=metrics,
+        current=current,
+        pod_list=b.pods(current),
+        min_replicas=min_r,
+        max_replicas=max_r,
+        behavior=draw(behaviors),
+        history=draw(history),
         status={"desiredReplicas": current},
     )
 
@@ -85,8 +109,11 @@ def test_a_step_without_rescale_is_a_fixed_point(doc: dict[str, Any]) -> None:
     first = decide_document(doc)
     if first["rescale"]:
         return
-    again = dict(doc, autoscaler={"spec": doc["autoscaler"]["spec"], "status": first["status"]},
-                 history=first["history"])
+    again = dict(
+        doc,
+        autoscaler={"spec": doc["autoscaler"]["spec"], "status": first["status"]},
+        history=first["history"],
+    )
     second = decide_document(again)
     assert second["desiredReplicas"] == first["desiredReplicas"]
     assert second["rescale"] is False
