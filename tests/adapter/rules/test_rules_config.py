@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.rules import RuleError, load_rules
-from adapter.rules.config import parse_duration
+from adapter.rules.durations import parse_duration
 from tests.adapter.rules.rules_support import load_fixture
 
 _OK_RULE = "{seriesQuery: 'up', metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'}"
