@@ -10,11 +10,12 @@ Values policy (both APIs): values are canonical Quantity strings rounded to the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import lru_cache
 from types import MappingProxyType
-from typing import Protocol
+from typing import Protocol, cast
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -22,7 +23,6 @@ from adapter.errors import MetricNotFound
 from adapter.prometheus import Sample
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery
-from adapter.provider.engine import PreparedQuery
 from adapter.provider.seams import (
     CustomMetricInfo,
     ExternalMetricInfo,
@@ -31,7 +31,7 @@ from adapter.provider.seams import (
     ObjectLister,
     ObjectReference,
 )
-from adapter.rules.resources import ResourceInfo, ResourceResolver
+from adapter.rules.resources import GroupResource, ResourceInfo, ResourceResolver
 from common.quantity import format_quantity
 from common.selectors import Selector
 
@@ -54,7 +54,7 @@ class PrometheusProvider:
         discovery: Discovery,
         resolver: ResourceResolver,
         lister: ObjectLister,
-        cache: ResultCache[list[Sample]],
+        cache: ResultCache[object],
         registry: CollectorRegistry | None = None,
     ) -> None:
         self._client = client
@@ -62,6 +62,7 @@ class PrometheusProvider:
         self._resolver = resolver
         self._lister = lister
         self._cache = cache
+        self._known: tuple[object, frozenset[tuple[GroupResource, str]]] = (None, frozenset())
         self._nonfinite = Counter(
             "promscaler_adapter_nonfinite_samples_total",
             "NaN or infinite samples dropped from answers, by API.",
@@ -104,27 +105,20 @@ class PrometheusProvider:
         selector: Selector,
         metric_selector: Selector,
     ) -> list[MetricValue]:
-        # validate the metric and the metric selector before the (costlier) object look-up
-        self._custom_query(resource, metric, namespace, ["probe"], metric_selector)
+        # an unknown metric is a 404 before the (costlier) object look-up
+        if (resource.group_resource, metric) not in self._known_custom():
+            raise MetricNotFound.for_resource(metric, str(resource.group_resource))
         names = await self._lister.names(resource, namespace=namespace, selector=selector)
         if not names:
             return []
         return await self._custom(resource, metric, namespace, names, metric_selector)
 
-    def _custom_query(
-        self,
-        resource: ResourceInfo,
-        metric: str,
-        namespace: str | None,
-        names: Sequence[str],
-        metric_selector: Selector,
-    ) -> PreparedQuery:
-        query = self._discovery.planner.custom_query(
-            resource, metric, namespace=namespace, names=names, metric_selector=metric_selector
-        )
-        if query is None:
-            raise MetricNotFound.for_resource(metric, str(resource.group_resource))
-        return query
+    def _known_custom(self) -> frozenset[tuple[GroupResource, str]]:
+        planner = self._discovery.planner
+        if self._known[0] is not planner:  # a new discovery pass: rebuild the set once
+            keys = frozenset((m.group_resource, m.metric) for m in planner.custom)
+            self._known = (planner, keys)
+        return self._known[1]
 
     async def _custom(
         self,
@@ -134,33 +128,36 @@ class PrometheusProvider:
         names: Sequence[str],
         metric_selector: Selector,
     ) -> list[MetricValue]:
-        query = self._custom_query(resource, metric, namespace, names, metric_selector)
-        samples = await self._run(query.promql)
+        query = self._discovery.planner.custom_query(
+            resource, metric, namespace=namespace, names=names, metric_selector=metric_selector
+        )
+        if query is None:
+            raise MetricNotFound.for_resource(metric, str(resource.group_resource))
         label = query.resource_label or ""
-        by_name = {s.labels.get(label, ""): s for s in samples}
+        points = cast(
+            dict[str, tuple[datetime, str]],
+            await self._cache.get(
+                ("custom", label, query.promql), lambda: self._fetch_custom(query.promql, label)
+            ),
+        )
         selector = None if metric_selector.empty else metric_selector
         out: list[MetricValue] = []
         for name in names:
-            sample = by_name.get(name)
-            if sample is None or not self._finite(sample.value, "custom"):
+            point = points.get(name)
+            if point is None:
                 continue
-            ref = ObjectReference(
-                kind=resource.kind,
-                name=name,
-                api_version=resource.api_version,
-                namespace=namespace or "",
-            )
-            out.append(
-                MetricValue(
-                    described_object=ref,
-                    metric=metric,
-                    timestamp=_time(sample.timestamp),
-                    value=format_quantity(sample.value),
-                    window_seconds=query.window_seconds,
-                    metric_selector=selector,
-                )
-            )
+            ref = ObjectReference(resource.kind, name, resource.api_version, namespace or "")
+            out.append(MetricValue(ref, metric, point[0], point[1], query.window_seconds, selector))
         return out
+
+    async def _fetch_custom(self, promql: str, label: str) -> dict[str, tuple[datetime, str]]:
+        """Object name -> (time, Quantity): converted once per query, shared by its readers."""
+        samples = await self._client.query(promql)
+        return {
+            s.labels.get(label, ""): (_time(s.timestamp), _quantity(s.value))
+            for s in samples
+            if self._finite(s.value, "custom")
+        }
 
     async def external_metric(
         self, metric: str, *, namespace: str, selector: Selector
@@ -170,27 +167,38 @@ class PrometheusProvider:
         )
         if query is None:
             raise MetricNotFound.external(metric)
-        samples = await self._run(query.promql)
+        points = cast(
+            list[tuple[Mapping[str, str], datetime, str]],
+            await self._cache.get(
+                ("external", query.promql), lambda: self._fetch_external(query.promql)
+            ),
+        )
         return [
-            ExternalMetricValue(
-                metric=metric,
-                timestamp=_time(s.timestamp),
-                value=format_quantity(s.value),
-                labels=MappingProxyType({k: v for k, v in s.labels.items() if k != "__name__"}),
-                window_seconds=query.window_seconds,
+            ExternalMetricValue(metric, stamp, value, labels, query.window_seconds)
+            for labels, stamp, value in points
+        ]
+
+    async def _fetch_external(self, promql: str) -> list[tuple[Mapping[str, str], datetime, str]]:
+        samples = await self._client.query(promql)
+        return [
+            (
+                MappingProxyType({k: v for k, v in s.labels.items() if k != "__name__"}),
+                _time(s.timestamp),
+                _quantity(s.value),
             )
             for s in samples
             if self._finite(s.value, "external")
         ]
-
-    async def _run(self, promql: str) -> list[Sample]:
-        return await self._cache.get(promql, lambda: self._client.query(promql))
 
     def _finite(self, value: Decimal, api: str) -> bool:
         if value.is_finite():
             return True
         self._nonfinite.labels(api).inc()
         return False
+
+
+# gauges repeat their values from one poll to the next: remember the last few thousand strings
+_quantity = lru_cache(maxsize=8192)(format_quantity)
 
 
 def _time(unix: float) -> datetime:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from adapter.errors import ConfigError
 from adapter.provider.engine import PreparedQuery
@@ -20,6 +20,8 @@ from adapter.rules import (
 from adapter.rules.resources import STATIC_RESOLVER, ResourceInfo, ResourceResolver
 from common.selectors import Selector
 
+MEMO_SIZE = 1024  # rendered custom queries kept per discovery pass
+
 
 class RulesPlanner:
     """A `QueryPlanner` over one MetricIndex."""
@@ -27,6 +29,8 @@ class RulesPlanner:
     def __init__(self, index: MetricIndex, resolver: ResourceResolver) -> None:
         self._index = index
         self._resolver = resolver
+        # rendered queries by request: rendering a template costs more than the lookup
+        self._queries: dict[Hashable, PreparedQuery] = {}
         self.custom: Sequence[CustomMetricInfo] = tuple(
             CustomMetricInfo(m.group_resource, m.namespaced, m.metric)
             for m in index.custom_metrics()
@@ -44,6 +48,10 @@ class RulesPlanner:
         names: Sequence[str],
         metric_selector: Selector,
     ) -> PreparedQuery | None:
+        key = (resource, metric, namespace, tuple(names), metric_selector)
+        cached = self._queries.get(key)
+        if cached is not None:
+            return cached
         source = self._index.find_custom(resource.group_resource, metric)
         if source is None:
             return None
@@ -55,7 +63,11 @@ class RulesPlanner:
             metric_selector=metric_selector,
             resolver=self._resolver,
         )
-        return PreparedQuery(query.promql, query.resource_label, query.window_seconds)
+        prepared = PreparedQuery(query.promql, query.resource_label, query.window_seconds)
+        if len(self._queries) >= MEMO_SIZE:
+            self._queries.clear()  # crude but bounded; HPAs ask the same few questions
+        self._queries[key] = prepared
+        return prepared
 
     def external_query(
         self, metric: str, *, namespace: str, selector: Selector

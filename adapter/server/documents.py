@@ -10,6 +10,7 @@ import hashlib
 import json
 import platform
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from adapter.provider.seams import (
@@ -69,13 +70,15 @@ def _described(value: MetricValue) -> dict[str, str]:
     return out
 
 
-def custom_item(value: MetricValue, version: str) -> dict[str, Any]:
+def custom_item(value: MetricValue, version: str, stamp: str | None = None) -> dict[str, Any]:
+    """One item; `stamp` is the formatted timestamp when the caller already has it."""
     selector = label_selector(value.metric_selector)
+    stamp = stamp or format_time(value.timestamp)
     if version == "v1beta1":
         item: dict[str, Any] = {
             "describedObject": _described(value),
             "metricName": value.metric,
-            "timestamp": format_time(value.timestamp),
+            "timestamp": stamp,
         }
         if value.window_seconds is not None:
             item["window"] = value.window_seconds
@@ -85,7 +88,7 @@ def custom_item(value: MetricValue, version: str) -> dict[str, Any]:
     item = {
         "describedObject": _described(value),
         "metric": {"name": value.metric, "selector": selector},
-        "timestamp": format_time(value.timestamp),
+        "timestamp": stamp,
     }
     if value.window_seconds is not None:
         item["windowSeconds"] = value.window_seconds
@@ -94,11 +97,18 @@ def custom_item(value: MetricValue, version: str) -> dict[str, Any]:
 
 
 def metric_value_list(values: Iterable[MetricValue], version: str) -> dict[str, Any]:
+    stamps: dict[datetime, str] = {}  # items of one query share a time: format it once
+    items = []
+    for value in values:
+        stamp = stamps.get(value.timestamp)
+        if stamp is None:
+            stamp = stamps[value.timestamp] = format_time(value.timestamp)
+        items.append(custom_item(value, version, stamp))
     return {
         "kind": "MetricValueList",
         "apiVersion": f"{CUSTOM_GROUP}/{version}",
         "metadata": {},
-        "items": [custom_item(v, version) for v in values],
+        "items": items,
     }
 
 

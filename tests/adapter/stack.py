@@ -66,7 +66,7 @@ class Stack:
     client: PrometheusClient
     discovery: Discovery
     provider: PrometheusProvider
-    cache: ResultCache
+    cache: ResultCache[object]
     registry: CollectorRegistry
 
     async def discover(self) -> None:
@@ -93,7 +93,7 @@ async def make_stack(
     discovery = Discovery(
         client, engine, options=DiscoveryOptions(max_age=3600, timeout=timeout), registry=registry
     )
-    cache: ResultCache = ResultCache(ttl=cache_ttl, registry=registry)
+    cache: ResultCache[object] = ResultCache(ttl=cache_ttl, registry=registry)
     provider = PrometheusProvider(
         client=client,
         discovery=discovery,

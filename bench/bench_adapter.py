@@ -1,0 +1,304 @@
+"""Adapter benchmarks: prints numbers, asserts nothing. `python bench/bench_adapter.py`
+
+1. a wildcard request over 100 pods, cache off: adapter p50/p99 next to the same PromQL sent
+   straight to Prometheus;
+2. cache on, 20 concurrent clients: requests/s and p99;
+3. 100 identical concurrent requests, cache off: Prometheus queries sent (coalescing);
+4. discovery over 100,000 series in 1,000 metric names, fed to a real Prometheus by remote
+   write: relist duration and the adapter process's RSS.
+
+The adapter runs in a child process (HTTPS, as the aggregator calls it); the load comes from
+this process over keep-alive connections, so (2) is bounded by the Python client too.
+Everything talks to 127.0.0.1 only and stops by itself in about a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import resource
+import ssl
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sandbox.prometheus import PrometheusServer, free_port, remote_write  # noqa: E402
+
+RULES = """
+rules:
+- seriesQuery: 'bench_gauge{namespace!="",pod!=""}'
+  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+"""
+DISCOVERY_RULES = """
+rules:
+- seriesQuery: '{__name__=~"disc_metric_.*",namespace!="",pod!=""}'
+  resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+"""
+PODS = [f"web-{i:03d}" for i in range(100)]
+
+
+# ---- the adapter, in a child process ---------------------------------------------------------
+
+
+def _serve(prom_url: str, port: int, cache_ttl: float, cert_dir: str, ready: Any) -> None:
+    asyncio.run(_serve_async(prom_url, port, cache_ttl, cert_dir, ready))
+
+
+async def _serve_async(
+    prom_url: str, port: int, cache_ttl: float, cert_dir: str, ready: Any
+) -> None:
+    from aiohttp import web
+
+    from adapter.server.app import build_app
+    from adapter.server.tls import ServingTLS, TLSOptions
+    from tests.adapter.fakes import FakeLister
+    from tests.adapter.stack import make_stack
+
+    lister = FakeLister({("pods", "default"): {p: {"app": "web"} for p in PODS}})
+    stack = await make_stack(prom_url, lister=lister, rules=RULES, cache_ttl=cache_ttl)
+    await stack.discover()
+    tls = ServingTLS(TLSOptions(cert_dir=cert_dir))
+    runner = web.AppRunner(build_app(stack.provider), access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=tls.context).start()
+    ready.set()
+    await asyncio.sleep(3600)  # the parent terminates this process
+
+
+class Adapter:
+    def __init__(self, prom_url: str, *, cache_ttl: float, cert_dir: str) -> None:
+        self.port = free_port()
+        ctx = mp.get_context("spawn")
+        ready = ctx.Event()
+        self.proc = ctx.Process(
+            target=_serve, args=(prom_url, self.port, cache_ttl, cert_dir, ready), daemon=True
+        )
+        self.proc.start()
+        if not ready.wait(60):
+            raise RuntimeError("adapter did not start")
+        self.url = f"https://127.0.0.1:{self.port}"
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU the adapter process has used (from /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.join(10)
+
+
+def _session(limit: int = 100) -> aiohttp.ClientSession:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx, limit=limit))
+
+
+async def _timed(session: aiohttp.ClientSession, url: str, params: Any = None) -> float:
+    started = time.perf_counter()
+    async with session.get(url, params=params) as resp:
+        await resp.read()
+        if resp.status != 200:
+            raise RuntimeError(f"{url}: HTTP {resp.status}")
+    return time.perf_counter() - started
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+WILDCARD = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/*/bench_gauge"
+
+
+async def bench_latency(prom: PrometheusServer, n: int, cert_dir: str) -> None:
+    adapter = Adapter(prom.url, cache_ttl=0, cert_dir=cert_dir)
+    try:
+        async with _session() as s:
+            url = adapter.url + WILDCARD + "?labelSelector=app%3Dweb"
+            for _ in range(20):
+                await _timed(s, url)  # warm-up
+            via = [await _timed(s, url) for _ in range(n)]
+            promql = prom.queries()[-1]
+            direct_url = f"{prom.url}/api/v1/query"
+            for _ in range(20):
+                await _timed(s, direct_url, {"query": promql})
+            direct = [await _timed(s, direct_url, {"query": promql}) for _ in range(n)]
+    finally:
+        adapter.stop()
+    print(f"1. wildcard over 100 pods, cache off ({n} requests each)")
+    print(f"   PromQL: {promql[:90]}...")
+    print(f"   adapter (HTTPS): p50 {_pct(via, 0.5):.2f} ms  p99 {_pct(via, 0.99):.2f} ms")
+    print(f"   Prometheus direct: p50 {_pct(direct, 0.5):.2f} ms  p99 {_pct(direct, 0.99):.2f} ms")
+    aim = 2 * _pct(direct, 0.5) + 2
+    print(f"   aim: adapter p50 <= 2 x direct p50 + 2 ms = {aim:.2f} ms")
+
+
+async def bench_throughput(prom: PrometheusServer, seconds: float, cert_dir: str) -> None:
+    adapter = Adapter(prom.url, cache_ttl=1.0, cert_dir=cert_dir)
+    url = adapter.url + WILDCARD + "?labelSelector=app%3Dweb"
+    latencies: list[float] = []
+    try:
+        async with _session(limit=20) as s:
+            for _ in range(20):
+                await _timed(s, url)
+            deadline = time.perf_counter() + seconds
+
+            async def worker() -> None:
+                while time.perf_counter() < deadline:
+                    latencies.append(await _timed(s, url))
+
+            cpu_before = adapter.cpu_seconds()
+            started = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(20)))
+            elapsed = time.perf_counter() - started
+            cpu = adapter.cpu_seconds() - cpu_before
+    finally:
+        adapter.stop()
+    print(f"2. cache on (1s), 20 concurrent clients, {seconds:.0f}s")
+    print(
+        f"   {len(latencies) / elapsed:.0f} requests/s  p50 {_pct(latencies, 0.5):.2f} ms"
+        f"  p99 {_pct(latencies, 0.99):.2f} ms  (aim >= 2000 req/s, p99 <= 25 ms)"
+    )
+    per = cpu / max(1, len(latencies)) * 1000
+    print(
+        f"   adapter CPU: {per:.3f} ms per request -> at most {1000 / per:.0f} req/s per"
+        f" free core; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+
+
+async def bench_coalescing(prom: PrometheusServer, cert_dir: str) -> None:
+    print("3. 100 identical concurrent requests")
+    for ttl, label in ((1.0, "cache on (default 1s)"), (0.0, "cache off, coalescing only")):
+        adapter = Adapter(prom.url, cache_ttl=ttl, cert_dir=cert_dir)
+        try:
+            async with _session(limit=100) as s:
+                url = adapter.url + WILDCARD
+                # open 100 keep-alive connections first so TLS handshakes do not spread the
+                # burst out (a burst over open connections is what 100 HPAs look like)
+                await asyncio.gather(
+                    *(_timed(s, url, {"labelSelector": "app=db"}) for _ in range(100))
+                )
+                before = len(prom.queries())
+                await asyncio.gather(
+                    *(_timed(s, url, {"labelSelector": "app=web"}) for _ in range(100))
+                )
+                sent = len(prom.queries()) - before
+        finally:
+            adapter.stop()
+        print(f"   {label}: {sent} Prometheus quer{'y' if sent == 1 else 'ies'} sent")
+    print("   (cache off: requests arriving after the shared query returned send a new one)")
+
+
+def _discover(prom_url: str, out: Any) -> None:
+    from datetime import UTC, datetime
+
+    from tests.adapter.fakes import FakeLister
+    from tests.adapter.stack import make_stack
+
+    async def main() -> tuple[float, int, int]:
+        stack = await make_stack(prom_url, lister=FakeLister({}), rules=DISCOVERY_RULES, timeout=60)
+        before = _rss_mb()
+        started = time.perf_counter()
+        await stack.discovery.run_once(now=datetime.now(UTC))
+        elapsed = time.perf_counter() - started
+        count = len(stack.provider.list_custom_metrics())
+        await stack.close()
+        return elapsed, count, before
+
+    elapsed, count, before = asyncio.run(main())
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    out.put((elapsed, count, before, peak, _rss_mb()))
+
+
+def _rss_mb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) // 1024
+    return -1
+
+
+async def bench_discovery(prom: PrometheusServer, names: int, pods: int) -> None:
+    now = time.time() - 5
+    written = 0
+    started = time.perf_counter()
+    batch: list[Any] = []
+    for m in range(names):
+        for p in range(pods):
+            labels = {
+                "__name__": f"disc_metric_{m:04d}",
+                "namespace": f"ns-{p % 10}",
+                "pod": f"pod-{p:03d}",
+            }
+            batch.append((labels, [(now, float(p))]))
+        if len(batch) >= 10_000:
+            await remote_write(prom.url, batch)
+            written += len(batch)
+            batch = []
+    if batch:
+        await remote_write(prom.url, batch)
+        written += len(batch)
+    feed = time.perf_counter() - started
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_discover, args=(prom.url, out))
+    proc.start()
+    elapsed, count, before, peak, after = out.get(timeout=120)
+    proc.join(30)
+    print(
+        f"4. discovery over {written:,} series in {names:,} metric names "
+        f"(real Prometheus fed by remote write in {feed:.1f}s)"
+    )
+    print(f"   relist: {elapsed:.2f} s -> {count:,} custom metrics (pods + namespaces)")
+    print(
+        f"   adapter RSS: {before} MB before, {after} MB after, peak {peak} MB "
+        "(aim <= 3 s, <= 200 MB)"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--names", type=int, default=1000)
+    parser.add_argument("--pods", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "prom").mkdir()
+        prom = PrometheusServer(Path(tmp) / "prom")
+        prom.start()
+        try:
+            now = time.time() - 5
+            await remote_write(
+                prom.url,
+                [
+                    (
+                        {"__name__": "bench_gauge", "namespace": "default", "pod": p},
+                        [(now - 15, i), (now, i + 0.5)],
+                    )
+                    for i, p in enumerate(PODS)
+                ],
+            )
+            cert_dir = str(Path(tmp) / "certs")
+            await bench_latency(prom, args.requests, cert_dir)
+            await bench_throughput(prom, args.seconds, cert_dir)
+            await bench_coalescing(prom, cert_dir)
+            await bench_discovery(prom, args.names, args.pods)
+        finally:
+            prom.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
