@@ -2,7 +2,7 @@
 
 Fields: `ts` (RFC3339, UTC, milliseconds), `level`, `logger`, `msg`, plus whatever a call passes
 in `extra=` (the request log adds `request_id`, `method`, `path`, `code`, `route`, `duration_ms`,
-`user`). `-v` maps to levels as klog's verbosity does roughly: 0-1 WARNING... see `level_for`.
+`user`). `-v` maps to levels in `level_for`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class JsonFormatter(logging.Formatter):
 
 
 def level_for(verbosity: int) -> int:
-    """klog -v to a logging level: 0 warnings, 1-2 info, 3+ debug (4+ adds request logs)."""
+    """klog -v to a logging level: 0 warnings, 1-2 info, 3+ debug (with one line per request)."""
     if verbosity <= 0:
         return logging.WARNING
     if verbosity <= 2:
