@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -99,21 +100,52 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
         await site.start()
         task = asyncio.create_task(discovery.run(), name="discovery")
         stack.callback(task.cancel)
+        watcher = asyncio.create_task(
+            _watch_rules(options, discovery, objects), name="rule-file-watch"
+        )
+        stack.callback(watcher.cancel)
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGHUP, lambda: _reload(options, discovery, objects))
         log.info("serving on %s:%d", options.bind_address, options.secure_port)
         yield runner
 
 
+RULE_FILE_POLL = 5.0  # seconds between rule file checks; ConfigMap updates take ~1 min anyway
+_background: set[asyncio.Task[None]] = set()  # keeps reload passes referenced until done
+
+
+def _file_stamp(path: str) -> tuple[float, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime, st.st_size)
+
+
+async def _watch_rules(
+    options: AdapterOptions, discovery: Discovery, resolver: ResourceResolver
+) -> None:
+    """Reload the rule file when it changes (a mounted ConfigMap is swapped by symlink)."""
+    last = _file_stamp(options.config)
+    while True:
+        await asyncio.sleep(RULE_FILE_POLL)
+        stamp = _file_stamp(options.config)
+        if stamp is not None and stamp != last:
+            last = stamp
+            _reload(options, discovery, resolver)
+
+
 def _reload(options: AdapterOptions, discovery: Discovery, resolver: ResourceResolver) -> None:
-    """SIGHUP: re-read the rule file; a bad file keeps the running rules."""
+    """Re-read the rule file (SIGHUP or a change); a bad file keeps the running rules."""
     try:
         engine = read_rules(options.config).with_resolver(resolver)
     except ConfigError as err:
         log.error("rule reload failed, keeping the current rules: %s", err)
         return
     discovery.replace_engine(engine)
-    asyncio.get_running_loop().create_task(discovery.run_once(now=datetime.now(UTC)))
+    task = asyncio.get_running_loop().create_task(discovery.run_once(now=datetime.now(UTC)))
+    _background.add(task)
+    task.add_done_callback(_background.discard)
     log.info("rules reloaded from %s", options.config)
 
 
