@@ -10,10 +10,17 @@ a rotated front-proxy CA takes effect without a restart.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from adapter.auth.certs import CABundle, CertificateError, ClientCertVerifier
 
@@ -138,8 +145,16 @@ class DynamicAuthnConfig:
             self._set(merged)
 
     def client_cas(self) -> bytes | None:
-        """PEM of every CA whose client certificates the TLS layer should request and verify."""
+        """PEM of every CA whose client certificates the TLS layer should request and verify.
+
+        While the followed ConfigMap has not given any CA yet, a placeholder CA (whose key is
+        thrown away) stands in: OpenSSL fixes whether client certificates are requested when a
+        connection starts, from the serving context made at start-up, so that context must
+        request them for CAs that arrive later to take effect without a restart.
+        """
         parts = [b.pem.strip() + b"\n" for b in self._bundles()]
+        if not parts and self.follows_configmap:
+            return _placeholder_ca()
         return b"".join(parts) or None
 
     def _bundles(self) -> list[CABundle]:
@@ -153,3 +168,23 @@ class DynamicAuthnConfig:
         rh = config.request_header
         self._front_proxy = ClientCertVerifier(rh.ca) if rh else None
         self.generation += 1
+
+
+@functools.cache
+def _placeholder_ca() -> bytes:
+    """A CA nobody can issue for (its private key is never kept): verifies no certificate."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "promscaler-no-client-ca-yet")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM)

@@ -170,3 +170,25 @@ async def test_authorization_outage_is_503_and_token_outage_401(served):
     assert (await get(base, PODS, token="hpa-token"))[0] == 200, "cached decisions still serve"
     status, body = await get(base, PODS, token="eve-token")
     assert status == 401, body  # a token that cannot be reviewed is not a credential (upstream)
+
+
+async def test_a_configmap_that_appears_after_start_up_takes_effect(tmp_path):
+    # OpenSSL decides at start-up whether client certificates are ever requested: the guard
+    # must make TLS request them even before the first CA is known
+    fake = cluster()
+    fake.set_configmap(None)
+    guard = build_guard(AuthOptions(), kube=fake)
+    await guard.start()
+    try:
+        async with serve(guard, tmp_path) as base:
+            headers = {"X-Remote-User": "carol"}
+            status, _ = await get(base, PODS, token="hpa-token")
+            assert status == 200, "token clients connect while no CA is known"
+            fake.set_configmap(configmap())
+            await asyncio.sleep(1.2)  # the TLS layer rechecks client CAs every second
+            status, body = await get(
+                base, PODS, headers=headers, ssl_ctx=client_ssl(PROXY, tmp_path)
+            )
+            assert status == 200, body
+    finally:
+        await guard.close()
