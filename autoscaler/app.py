@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -87,6 +88,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
         informer.start()
     elector_task = None
     try:
+        await _synced_or_stopped(store, stop)  # plan the first round from the complete list
         if settings.leader_elect:
             lease = settings.lease
             if not lease.identity:
@@ -106,6 +108,16 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
         if runner is not None:
             await runner.cleanup()
         await kube.close()
+
+
+async def _synced_or_stopped(store: Informers, stop: asyncio.Event) -> None:
+    synced: asyncio.Future[Any] = asyncio.gather(*(i.synced.wait() for i in store.informers))
+    stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([synced, stopped], return_when=asyncio.FIRST_COMPLETED)
+    for future in (synced, stopped):
+        future.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await synced
 
 
 def _identity() -> str:

@@ -39,6 +39,7 @@ class ControllerConfig:
     workers: int = 8  # passes at a time
     pass_timeout: float = 30.0  # seconds one pass may take before it is abandoned
     min_backoff: float = 1.0  # seconds after a first failure; doubles per failure
+    spread_above: int = 100  # autoscalers; above this a new leader's first round is spread
 
 
 class Store(Protocol):
@@ -90,7 +91,8 @@ class Controller:
             if self._generations.get(key, object()) != generation:
                 self._generations[key] = generation
                 self._failures.pop(key, None)
-                self.queue.add(key)  # new or spec changed: reconcile at once
+                if self.leading:  # a follower only remembers; leading starts a full round
+                    self.queue.add(key)  # new or spec changed: reconcile at once
         self.metrics.autoscalers.set(len(self._store.objects))
 
     def set_leading(self, leading: bool) -> None:
@@ -100,8 +102,12 @@ class Controller:
         self.leading = leading
         self.metrics.leader.set(1 if leading else 0)
         if leading:
-            for key in list(self._store.objects):
-                self.queue.add(key)  # a new leader starts with a full round
+            keys = list(self._store.objects)
+            # a new leader starts with a full round; with many autoscalers it is spread over
+            # one sync period, or every later round stays one burst that lags behind
+            spread = self.config.sync_period if len(keys) > self.config.spread_above else 0.0
+            for key in keys:
+                self.queue.add(key, delay=random.uniform(0, spread))
             self._workers = [
                 asyncio.create_task(self._work(), name=f"worker-{i}")
                 for i in range(self.config.workers)

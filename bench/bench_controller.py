@@ -1,0 +1,252 @@
+"""Controller benchmark: N Autoscalers with External metrics on the sandbox.
+
+Prints: object set-up time; reconcile lag per sync period (p50, p99) and pass duration; the
+controller's CPU and RSS; status and scale writes; and the time from an External metric rising
+in Prometheus to the target's first replica (scale from zero), over a few trials.
+
+The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
+process (so its CPU and RSS are this process's, minus the small driver). Everything is on
+127.0.0.1 and stops by itself.
+
+    .venv/bin/python bench/bench_controller.py [--autoscalers 5000] [--periods 2] [--sync-period 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autoscaler.app import Settings, serve
+from autoscaler.controller import Controller, ControllerConfig
+from autoscaler.kube import KubeClient, connect
+from sandbox.prometheus import PrometheusServer, remote_write
+from tests.controller.stack import (
+    Stack,
+    _register_adapter,
+    _start_adapter,
+    external_metric,
+    target_ref,
+)
+
+NS = "bench"
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def start_sandbox(tmp: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """`promscaler-sandbox serve` as its own process; returns once it serves."""
+    kubeconfig = tmp / "kubeconfig"
+    argv = [sys.executable, "-m", "sandbox", "serve", "--port", "0"]
+    argv += ["--kubeconfig", str(kubeconfig), "--dir", str(tmp / "pki")]
+    argv += ["--pod-ready-delay", "0.2"]
+    with (tmp / "sandbox.log").open("wb") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if b"serving" not in line:
+        raise RuntimeError(f"sandbox did not start: {line!r}")
+    return proc, kubeconfig
+
+
+async def in_batches(coros, size: int = 32) -> None:
+    coros = list(coros)
+    for i in range(0, len(coros), size):
+        await asyncio.gather(*coros[i : i + size])
+
+
+async def create_objects(st: Stack, n: int) -> None:
+    await st.kube.request(
+        "POST",
+        "/api/v1/namespaces",
+        body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
+    )
+    now = time.time() - 1
+    series = [({"__name__": "e2e_queue_depth", "queue": f"q{i}"}, [(now, 10.0)]) for i in range(n)]
+    for i in range(0, n, 1000):
+        await remote_write(st.prometheus_url, series[i : i + 1000])
+    await in_batches(st.deployment(f"w{i}", 1) for i in range(n))
+    spec = lambda i: {  # noqa: E731 - tiny, local
+        "scaleTargetRef": target_ref(f"w{i}"),
+        "minReplicas": 1,
+        "maxReplicas": 10,
+        "metrics": [external_metric(f"q{i}")],  # 10 per pod against 10: steady at 1
+    }
+    await in_batches(st.autoscaler(f"a{i}", spec(i)) for i in range(n))
+
+
+async def wake_trials(st: Stack, trials: int) -> list[float]:
+    """0 -> N: time from the metric's rise (remote write returned) to spec.replicas > 0."""
+    spec = {
+        "scaleTargetRef": target_ref("sleeper"),
+        "minReplicas": 0,
+        "maxReplicas": 10,
+        "metrics": [external_metric("sleeper")],
+        "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}},
+    }
+    await st.queue("sleeper", 0)
+    await st.deployment("sleeper", 1)
+    await st.autoscaler("sleeper", spec)
+    times = []
+    for _ in range(trials):
+        while await st.replicas("sleeper") != 0:  # noqa: ASYNC110 - polling the API is the point
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.5)  # asleep, with ScaledToZero=True recorded
+        await st.queue("sleeper", 30)
+        rose = time.monotonic()
+        while await st.replicas("sleeper") == 0:  # noqa: ASYNC110 - polling the API is the point
+            await asyncio.sleep(0.02)
+        times.append(time.monotonic() - rose)
+        await st.queue("sleeper", 0)
+    return times
+
+
+def ms(values: list[float], q: float) -> str:
+    return f"{percentile(values, q) * 1000:.0f} ms"
+
+
+def report(
+    lags: list[float],
+    durations: list[float],
+    wake: list[float],
+    *,
+    seconds: float,
+    cpu: float,
+    first_cpu: float,
+    periods: str,
+) -> None:
+    print(f"steady state over {seconds:.0f}s ({periods}): {len(lags)} passes")
+    print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
+    print(f"  pass duration   p50 {ms(durations, 0.5)}   p99 {ms(durations, 0.99)}")
+    print(f"  controller CPU  {100 * cpu:.0f}% of one core (first round: {100 * first_cpu:.0f}%)")
+    print(f"  controller RSS  {rss_mib():.0f} MiB")
+    shown = ", ".join(f"{w:.2f}" for w in wake)
+    print(
+        f"scale from zero: metric rise -> first replica over {len(wake)} trials: "
+        f"median {statistics.median(wake):.2f}s, max {max(wake):.2f}s ({shown})"
+    )
+
+
+async def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--autoscalers", type=int, default=5000)
+    p.add_argument(
+        "--periods", type=int, default=2, help="sync periods measured after the first round"
+    )
+    p.add_argument("--sync-period", type=float, default=15.0)
+    p.add_argument("--workers", type=int, default=32)
+    p.add_argument("--wake-trials", type=int, default=5)
+    args = p.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-controller-"))
+    (tmp / "prometheus").mkdir()
+    prom = PrometheusServer(tmp / "prometheus")
+    prom.start()
+    sandbox, kubeconfig = start_sandbox(tmp)
+    adapter = None
+    kube: KubeClient | None = None
+    try:
+        kube = await connect(str(kubeconfig))
+        from sandbox.server import Pki  # noqa: F401 - the front-proxy CA file sits in --dir
+
+        adapter, port = _start_adapter(
+            tmp, kubeconfig, prom.url, tmp / "pki" / "requestheader-ca.crt"
+        )
+        await _register_adapter(kube, port)
+        st = Stack(kubeconfig, kube, prom, prom.url, namespace=NS, tmp=tmp)
+        await st.apply_crd()
+        t0 = time.monotonic()
+        await create_objects(st, args.autoscalers)
+        print(
+            f"created {args.autoscalers} Deployments + Autoscalers in {time.monotonic() - t0:.1f}s"
+        )
+        await asyncio.sleep(2)  # the adapter discovers the series (relist 1s)
+
+        lags: list[float] = []
+        durations: list[float] = []
+        settings = Settings(
+            kubeconfig=str(kubeconfig),
+            namespaces=(NS,),
+            controller=ControllerConfig(sync_period=args.sync_period, workers=args.workers),
+            metrics_port=0,
+        )
+        original_pass = Controller._pass
+
+        async def timed_pass(self: Controller, key: str, due: float) -> float | None:
+            start = time.monotonic()
+            lags.append(max(0.0, start - due))
+            try:
+                return await original_pass(self, key, due)
+            finally:
+                durations.append(time.monotonic() - start)
+
+        Controller._pass = timed_pass  # type: ignore[method-assign]
+        stop = asyncio.Event()
+        cpu0, wall0 = cpu_seconds(), time.monotonic()
+        task = asyncio.create_task(serve(settings, stop=stop))
+        first_round_done = None
+        while first_round_done is None:
+            await asyncio.sleep(0.5)
+            if len(lags) >= args.autoscalers:
+                first_round_done = time.monotonic() - wall0
+        print(f"first round ({args.autoscalers} passes, all due at start): {first_round_done:.1f}s")
+        mark = len(lags)
+        cpu1, wall1 = cpu_seconds(), time.monotonic()
+        wake = await wake_trials(st, args.wake_trials)
+        remaining = args.periods * args.sync_period - (time.monotonic() - wall1)
+        await asyncio.sleep(max(0.0, remaining))
+        cpu2, wall2 = cpu_seconds(), time.monotonic()
+        report(
+            lags[mark:],
+            durations[mark:],
+            wake,
+            seconds=wall2 - wall1,
+            cpu=(cpu2 - cpu1) / (wall2 - wall1),
+            first_cpu=(cpu1 - cpu0) / (wall1 - wall0),
+            periods=f"{args.periods} x {args.sync_period:.0f}s periods",
+        )
+        stop.set()
+        await asyncio.wait_for(task, 30)
+        Controller._pass = original_pass  # type: ignore[method-assign]
+    finally:
+        if kube is not None:
+            await kube.close()
+        for proc in (adapter, sandbox):
+            if proc is not None:
+                proc.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(10)
+                if proc.poll() is None:
+                    proc.kill()
+        prom.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
