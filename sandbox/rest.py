@@ -19,7 +19,7 @@ from common.selectors import (
     parse_field_selector,
     parse_selector,
 )
-from sandbox import auth, errors, scale, tables
+from sandbox import auth, errors, protobuf, scale, tables
 from sandbox.bodies import decode, read_raw, respond
 from sandbox.operations import Api, check_field_selector, matches_fields
 from sandbox.requestinfo import RequestInfo
@@ -81,7 +81,14 @@ async def serve_resource(
     if rt.key in REVIEWS:
         if method != "POST" or info.name:
             raise errors.method_not_allowed(method)
-        body = decode(await read_raw(request), request.content_type)
+        raw = await read_raw(request)
+        if "protobuf" in request.content_type:
+            try:
+                body = protobuf.decode_review(raw)
+            except protobuf.ProtobufError as err:
+                raise errors.unsupported_media_type(f"{request.content_type} ({err})") from err
+        else:
+            body = decode(raw, request.content_type)
         return respond(_review(ctx, rt, body, user), status=201)
     if not info.name:
         return await _collection(request, ctx, rt, info, namespace, dry_run)

@@ -1,0 +1,94 @@
+"""Just enough of Kubernetes' protobuf encoding to read what kubectl sends as protobuf.
+
+kubectl's typed clients POST some bodies as `application/vnd.kubernetes.protobuf` (e.g.
+`kubectl auth can-i` creates a SelfSubjectAccessReview); the answer may be JSON. Only the
+review kinds are decoded; anything else is 415, as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAGIC = b"k8s\x00"
+
+
+class ProtobufError(ValueError):
+    """The body is not a protobuf message this module understands."""
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ProtobufError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def fields(data: bytes) -> dict[int, list[bytes | int]]:
+    """Field number -> values (length-delimited as bytes, varints as int)."""
+    found: dict[int, list[bytes | int]] = {}
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(data, pos)
+            found.setdefault(number, []).append(value)
+        elif wire == 2:
+            size, pos = _varint(data, pos)
+            found.setdefault(number, []).append(data[pos : pos + size])
+            pos += size
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        else:
+            raise ProtobufError(f"unsupported wire type {wire}")
+    return found
+
+
+def _str(msg: dict[int, list[bytes | int]], number: int) -> str:
+    value = msg.get(number, [b""])[-1]
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _msg(msg: dict[int, list[bytes | int]], number: int) -> dict[int, list[bytes | int]] | None:
+    value = msg.get(number, [None])[-1]  # type: ignore[list-item]
+    return fields(value) if isinstance(value, bytes) else None
+
+
+_RESOURCE = ("namespace", "verb", "group", "version", "resource", "subresource", "name")
+
+
+def _spec(spec: dict[int, list[bytes | int]], *, self_review: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    # SelfSubjectAccessReviewSpec: 1 resourceAttributes, 2 nonResourceAttributes;
+    # SubjectAccessReviewSpec: 1 resourceAttributes, 2 nonResourceAttributes, 3 user, 4 groups
+    ra = _msg(spec, 1)
+    if ra is not None:
+        out["resourceAttributes"] = {k: _str(ra, i + 1) for i, k in enumerate(_RESOURCE) if i + 1 in ra}
+    nra = _msg(spec, 2)
+    if nra is not None:
+        out["nonResourceAttributes"] = {"path": _str(nra, 1), "verb": _str(nra, 2)}
+    if not self_review:
+        out["user"] = _str(spec, 3)
+        out["groups"] = [g.decode() for g in spec.get(4, []) if isinstance(g, bytes)]
+    return out
+
+
+def decode_review(raw: bytes) -> dict[str, Any]:
+    """A (Self)SubjectAccessReview in the protobuf envelope, as the JSON document."""
+    if not raw.startswith(MAGIC):
+        raise ProtobufError("missing the k8s protobuf magic prefix")
+    unknown = fields(raw[len(MAGIC) :])
+    type_meta = _msg(unknown, 1) or {}
+    api_version, kind = _str(type_meta, 1), _str(type_meta, 2)
+    if kind not in ("SelfSubjectAccessReview", "SubjectAccessReview"):
+        raise ProtobufError(f"protobuf bodies of kind {kind!r} are not supported")
+    body = unknown.get(2, [b""])[-1]
+    review = fields(body if isinstance(body, bytes) else b"")
+    spec = _msg(review, 2) or {}
+    return {"apiVersion": api_version, "kind": kind, "spec": _spec(spec, self_review=kind.startswith("Self"))}
