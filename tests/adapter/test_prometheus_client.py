@@ -188,3 +188,45 @@ async def test_connection_refused_is_unavailable_and_chained():
 async def test_bad_settings_are_config_errors(options):
     with pytest.raises(ConfigError):
         PrometheusClient(options)
+
+
+async def test_https_with_ca_and_client_certificate(aiohttp_server, tmp_path):
+    from datetime import UTC, datetime
+
+    from adapter.server.tls import ensure_self_signed
+
+    server_cert, server_key = ensure_self_signed(str(tmp_path / "s"), now=datetime.now(UTC))
+    client_cert, client_key = ensure_self_signed(str(tmp_path / "c"), now=datetime.now(UTC))
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(server_cert, server_key)
+    ctx.load_verify_locations(client_cert)
+    ctx.verify_mode = ssl.CERT_REQUIRED  # mTLS: no client certificate, no answer
+    peers = []
+
+    async def handler(request: web.Request):
+        peers.append(request.transport.get_extra_info("peercert") is not None)
+        return web.json_response(VECTOR)
+
+    app = web.Application()
+    app.router.add_get("/api/v1/query", handler)
+    server = await aiohttp_server(app, ssl=ctx)
+    url = f"https://127.0.0.1:{server.port}"
+    client = PrometheusClient(
+        PrometheusOptions(
+            url=url, ca_file=server_cert, client_cert_file=client_cert, client_key_file=client_key
+        )
+    )
+    try:
+        assert len(await client.query("up")) == 2
+    finally:
+        await client.close()
+    assert peers == [True]
+    # without the CA, the server's certificate is refused: unavailable, not a crash
+    client = PrometheusClient(PrometheusOptions(url=url, timeout=2))
+    try:
+        with pytest.raises(PrometheusUnavailable):
+            await client.query("up")
+    finally:
+        await client.close()
