@@ -85,9 +85,17 @@ class DelegatingGuard:
         self._denials = DenialLog(clock=clock)
 
     async def start(self) -> None:
-        """Start following the cluster's authentication ConfigMap (if configured)."""
-        for service in self._services:
-            await service.start()
+        """Start following the ConfigMap and CA files; ConfigError if the ConfigMap is needed
+        and cannot be read (see ConfigMapFollower.start)."""
+        started: list[Service] = []
+        try:
+            for service in self._services:
+                await service.start()
+                started.append(service)
+        except BaseException:
+            for service in reversed(started):  # a failed start leaves nothing running
+                await service.stop()
+            raise
 
     async def close(self) -> None:
         for service in reversed(self._services):

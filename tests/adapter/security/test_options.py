@@ -150,3 +150,27 @@ def test_ca_files_given_by_flags_are_reloaded_when_they_change(tmp_path, caplog)
     reloader.check()
     assert second.pem.strip() in config.client_cas()
     assert first.pem.strip() not in config.client_cas()
+
+
+async def test_an_unreadable_configmap_fails_start_up_unless_tolerated(tmp_path):
+    from adapter.errors import KubeUnavailable
+
+    class Unreachable(FakeCluster):
+        async def watch_configmap(self, namespace, name):
+            raise KubeUnavailable()
+            yield  # an async generator that fails at once
+
+    path = tmp_path / "client.crt"
+    path.write_bytes(make_ca("client").pem)
+    options = AuthOptions(client_ca_file=str(path))
+    guard = build_guard(options, kube=Unreachable())
+    guard._services[-1]._timeout = 0.3  # the first-read wait, shortened for the test
+    with pytest.raises(ConfigError, match="extension-apiserver-authentication"):
+        await guard.start()
+    assert all(s._task is None for s in guard._services), "nothing left running"
+    tolerant = build_guard(
+        AuthOptions(authentication_tolerate_lookup_failure=True), kube=Unreachable()
+    )
+    tolerant._services[-1]._timeout = 0.3
+    await tolerant.start()
+    await tolerant.close()
