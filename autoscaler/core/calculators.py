@@ -7,9 +7,7 @@ upstream's condition message and the error the pass reports.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from autoscaler.core.model import (
@@ -19,23 +17,14 @@ from autoscaler.core.model import (
     OBJECT,
     PODS,
     RESOURCE,
-    ControllerOptions,
     MetricError,
     MetricInput,
     MetricItems,
     MetricSpec,
-    Pod,
     ResourceMetrics,
 )
-from autoscaler.core.numeric import (
-    MAX_INT32,
-    MAX_INT64,
-    ceil_int32,
-    clamp_int32,
-    fdiv,
-    tdiv,
-    wrap_int64,
-)
+from autoscaler.core.numeric import ceil_int32, clamp_int32, fdiv, tdiv, wrap_int64
+from autoscaler.core.objects import external_proposal, object_proposal
 from autoscaler.core.pods import (
     CalculationError,
     Grouping,
@@ -44,53 +33,18 @@ from autoscaler.core.pods import (
     group_pods,
     pod_usage,
     pods_metric_values,
-    ready_pods_count,
+)
+from autoscaler.core.proposal import (
+    Context,
+    MetricFailure,
+    Proposal,
+    format_milli,
+    identifier,
+    label,
 )
 from autoscaler.core.tolerances import Tolerances
-from common.quantity import format_milli as _format_milli
 
 __all__ = ["Context", "MetricFailure", "Proposal", "propose"]
-
-_FORMATTED: dict[int, str] = {}
-
-
-def format_milli(milli: int) -> str:
-    """format_milli, memoized: the same few values recur in every step."""
-    text = _FORMATTED.get(milli)
-    if text is None:
-        text = _format_milli(milli)
-        if len(_FORMATTED) < 65536:
-            _FORMATTED[milli] = text
-    return text
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    replicas: int
-    status: dict[str, Any]  # the MetricStatus JSON
-    name: str  # upstream's metricNameProposal
-    detail: str  # one line for the explanation
-
-
-class MetricFailure(Exception):
-    """A metric gives no proposal. `reason` is the ScalingActive reason, `condition_message` the
-    condition text, and `error` the message the pass would report."""
-
-    def __init__(self, reason: str, cause: str, error: str) -> None:
-        super().__init__(error)
-        self.reason = reason
-        self.condition_message = f"the HPA was unable to compute the replica count: {cause}"
-        self.error = error
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    pods: Sequence[Pod]
-    now: int
-    options: ControllerOptions
-    tolerances: Tolerances
-    spec_replicas: int
-    status_replicas: int
 
 
 def propose(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
@@ -101,9 +55,9 @@ def propose(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
     if kind == PODS:
         return _pods(ctx, spec, data)
     if kind == OBJECT:
-        return _object(ctx, spec, data)
+        return object_proposal(ctx, spec, data)
     if kind == EXTERNAL:
-        return _external(ctx, spec, data)
+        return external_proposal(ctx, spec, data)
     err = f'unknown metric source type "{kind}"'
     raise MetricFailure("InvalidMetricSourceType", err, err)
 
@@ -246,7 +200,7 @@ def _utilization(
                 samples[name] = (0, 0, 0)
         new_ratio, _, _ = utilization_ratio(samples, requests, target)
         replicas, why = _rebalanced(ratio, new_ratio, len(samples), current, tol)
-    label = _label(spec, container)
+    head = label(spec, container)
     kind = "container resource" if container else "resource"
     name = f"{spec.name} {kind} utilization (percentage of request)"
     current_status: dict[str, Any] = {"averageUtilization": util, "averageValue": format_milli(raw)}
@@ -254,7 +208,7 @@ def _utilization(
         replicas,
         _resource_status(spec, container, current_status),
         name,
-        f"{label}: {first}; {_groups(grouping)}; proposes {replicas} ({why})",
+        f"{head}: {first}; {_groups(grouping)}; proposes {replicas} ({why})",
     )
 
 
@@ -265,10 +219,10 @@ def _raw_resource(
     assert spec.target.average_value is not None
     samples = _resource_samples(spec, data, container)
     replicas, usage, line = _plain(ctx, samples, spec.target.average_value, spec.name)
-    label = _label(spec, container)
+    head = label(spec, container)
     name = f"{spec.name} {'container ' if container else ''}resource"
     status = _resource_status(spec, container, {"averageValue": format_milli(usage)})
-    return Proposal(replicas, status, name, f"{label}: {line}")
+    return Proposal(replicas, status, name, f"{head}: {line}")
 
 
 def _resource_status(
@@ -343,17 +297,6 @@ def _groups(g: Grouping) -> str:
     return ", ".join(parts)
 
 
-def _label(spec: MetricSpec, container: str | None = None) -> str:
-    if spec.type == RESOURCE:
-        return f"{spec.name} resource"
-    if spec.type == CONTAINER_RESOURCE:
-        return f"{spec.name} of container {container}"
-    return f"{spec.type.lower()} metric {spec.name}"
-
-
-# ---- Pods -------------------------------------------------------------------------------
-
-
 def _pods(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
     reason = "FailedGetPodsMetric"
     target = spec.target.average_value
@@ -373,154 +316,6 @@ def _pods(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
         raise MetricFailure(reason, str(e), f"failed to get pods metric value: {e}") from e
     status = {
         "type": PODS,
-        "pods": {"metric": _identifier(spec), "current": {"averageValue": format_milli(usage)}},
+        "pods": {"metric": identifier(spec), "current": {"averageValue": format_milli(usage)}},
     }
-    return Proposal(replicas, status, f"pods metric {spec.name}", f"{_label(spec)}: {line}")
-
-
-def _identifier(spec: MetricSpec) -> dict[str, Any]:
-    return dict(spec.metric) if spec.metric is not None else {"name": spec.name}
-
-
-# ---- Object and External ---------------------------------------------------------------
-
-
-def _values(spec: MetricSpec, data: MetricInput, api: str) -> list[int]:
-    if isinstance(data, MetricError):
-        raise CalculationError(f"unable to get {api} metric {spec.name}: {data.message}")
-    assert isinstance(data, MetricItems)
-    if not data.items:
-        raise CalculationError(
-            f"unable to get metric {spec.name}: no metrics returned from {api} metrics API"
-        )
-    return [m.value for m in data.items]
-
-
-def _ratio_replicas(ctx: Context, ratio: float) -> tuple[int, str]:
-    """getUsageRatioReplicaCount: tolerance and ready pods, or ceil(ratio) from zero."""
-    current = ctx.spec_replicas
-    if current == 0:
-        # from zero no tolerance and no pods: this is what lets a target wake up
-        return ceil_int32(ratio), f"ceil({ratio:.4g}) from zero replicas"
-    if ctx.tolerances.is_within(ratio):
-        return current, f"within {ctx.tolerances.describe()}"
-    ready = ready_pods_count(ctx.pods)
-    f = ratio * ready
-    if f > MAX_INT32:
-        return MAX_INT32, "capped at MaxInt32"
-    return ceil_int32(f), f"ceil({ratio:.4g} x {ready} ready pods)"
-
-
-def _per_pod_replicas(ctx: Context, usage: int, target: int, *, cap: bool) -> tuple[int, int, str]:
-    """Get{Object,External}PerPodMetricReplicas: (replicas, per-pod usage, why)."""
-    status_replicas = ctx.status_replicas
-    ratio = fdiv(float(usage), float(target) * float(status_replicas))
-    replicas = status_replicas
-    why = (
-        f"ratio {ratio:.4g} within {ctx.tolerances.describe()} of {status_replicas} status replicas"
-    )
-    if not ctx.tolerances.is_within(ratio):
-        raw = fdiv(float(usage), float(target))
-        replicas = MAX_INT32 if cap and raw > MAX_INT32 else ceil_int32(raw)
-        why = f"ceil({format_milli(usage)} / {format_milli(target)}), ratio {ratio:.4g}"
-    if float(usage) >= float(MAX_INT64):
-        per_pod = MAX_INT64
-    elif status_replicas == 0:
-        per_pod = 0
-    else:
-        per_pod = math.ceil(float(usage) / float(status_replicas))
-    return replicas, per_pod, why
-
-
-def _object(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
-    reason = "FailedGetObjectMetric"
-    t = spec.target
-    kind = (spec.described_object or {}).get("kind", "")
-    try:
-        if t.type == "Value" and t.value is not None:
-            usage = _values(spec, data, "custom")[0]
-            ratio = fdiv(float(usage), float(t.value))
-            replicas, why = _ratio_replicas(ctx, ratio)
-            current = {"value": format_milli(usage)}
-            line = _value_line(usage, t.value, ratio, replicas, why)
-            name = f"{kind} metric {spec.name}"
-        elif t.type == "AverageValue" and t.average_value is not None:
-            usage = _values(spec, data, "custom")[0]
-            replicas, per_pod, why = _per_pod_replicas(ctx, usage, t.average_value, cap=False)
-            current = {"averageValue": format_milli(per_pod)}
-            line = _total_line(usage, t.average_value, replicas, why)
-            name = f"{kind} metric {spec.name}"
-        else:
-            cause = _NO_TARGET.format("object")
-            raise MetricFailure(reason, cause, f"failed to get object metric value: {cause}")
-    except CalculationError as e:
-        raise MetricFailure(reason, str(e), f"failed to get object metric value: {e}") from e
-    status: dict[str, Any] = {
-        "type": OBJECT,
-        "object": {"metric": _identifier(spec), "current": current},
-    }
-    if spec.described_object is not None:
-        status["object"]["describedObject"] = dict(spec.described_object)
-    return Proposal(replicas, status, name, f"{_label(spec)}: {line}")
-
-
-def _external(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
-    reason = "FailedGetExternalMetric"
-    t = spec.target
-    selector = (spec.metric or {}).get("selector")
-    name = f"external metric {spec.name}({_go_selector(selector)})"
-    try:
-        if t.average_value is not None:  # checked first, whatever target.type says
-            total = 0
-            for v in _values(spec, data, "external"):
-                total = wrap_int64(total + v)
-            if total < 0:
-                total = MAX_INT64  # upstream treats a wrapped (or negative) sum as MaxInt64
-            replicas, per_pod, why = _per_pod_replicas(ctx, total, t.average_value, cap=True)
-            current = {"averageValue": format_milli(per_pod)}
-            line = _total_line(total, t.average_value, replicas, why)
-        elif t.value is not None:
-            usage = 0
-            for v in _values(spec, data, "external"):
-                if v > 0 and usage > MAX_INT64 - v:
-                    usage = MAX_INT64  # a positive overflow is capped
-                else:
-                    usage += v
-            ratio = fdiv(float(usage), float(t.value))
-            replicas, why = _ratio_replicas(ctx, ratio)
-            current = {"value": format_milli(usage)}
-            line = _value_line(usage, t.value, ratio, replicas, why)
-        else:
-            cause = _NO_TARGET.format("external")
-            raise MetricFailure(reason, cause, f"failed to get external metric value: {cause}")
-    except CalculationError as e:
-        raise MetricFailure(reason, str(e), f"failed to get external metric value: {e}") from e
-    status = {"type": EXTERNAL, "external": {"metric": _identifier(spec), "current": current}}
-    return Proposal(replicas, status, name, f"{_label(spec)}: {line}")
-
-
-_NO_TARGET = "invalid {} metric source: neither a value target nor an average value target was set"
-
-
-def _value_line(usage: int, target: int, ratio: float, replicas: int, why: str) -> str:
-    return (
-        f"value {format_milli(usage)} vs target {format_milli(target)} (ratio {ratio:.4g}); "
-        f"proposes {replicas} ({why})"
-    )
-
-
-def _total_line(total: int, per_pod: int, replicas: int, why: str) -> str:
-    return (
-        f"total {format_milli(total)} vs {format_milli(per_pod)} per pod; "
-        f"proposes {replicas} ({why})"
-    )
-
-
-def _go_selector(selector: Any) -> str:
-    """How Go's %+v prints a *metav1.LabelSelector (only used in texts)."""
-    if not selector:
-        return "nil"
-    labels = selector.get("matchLabels") or {}
-    inner = " ".join(f"{k}:{v}" for k, v in sorted(labels.items()))
-    exprs = selector.get("matchExpressions") or []
-    return f"&LabelSelector{{MatchLabels:map[string]string{{{inner}}},MatchExpressions:{exprs!r},}}"
+    return Proposal(replicas, status, f"pods metric {spec.name}", f"{label(spec)}: {line}")
