@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoscaler.core.decide import decide
+from autoscaler.core.decide import decide, rescale_failed
 from autoscaler.core.document import Step, parse_document, parse_pod, parse_spec, parse_status
 from autoscaler.core.fields import DocumentError
 from autoscaler.core.model import (
@@ -58,6 +58,7 @@ __all__ = [
     "render_decision",
     "render_history",
     "render_status",
+    "rescale_failed",
 ]
 
 

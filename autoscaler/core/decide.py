@@ -2,7 +2,7 @@
 
 The caller (the controller, `decide_document`, `simulate`) has already read the scale, the pods
 and the metrics; `decide` returns what to write. It assumes the scale write succeeds; when it
-does not, the caller keeps `Decision.failed_update_status` / `failed_update_history` instead.
+does not, `rescale_failed(decision, message=...)` gives the status and history to keep instead.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from autoscaler.core.normalize import normalize_with_behavior, normalize_without
 from autoscaler.core.tolerances import tolerances_for
 from common.selectors import SelectorError, parse_selector
 
-__all__ = ["decide"]
+__all__ = ["decide", "rescale_failed"]
 
 
 class _Failed(Exception):
@@ -171,7 +171,7 @@ def decide(
                 now=now,
                 options=options,
             )
-        hist = replace(hist, recommendations=norm.recommendations)
+        hist = History(norm.recommendations, hist.scale_up_events, hist.scale_down_events)
         able = norm.able_reason
         conds.set(ABLE_TO_SCALE, TRUE, able, MESSAGES[able])
         limited = norm.limited_reason
@@ -318,7 +318,6 @@ def _failed(
         tuple(lines),
         summary,
         compute_error=failed.error,
-        failed_update_status=new_status,
         failed_update_history=hist,
     )
 
@@ -340,17 +339,10 @@ def _finish(
     min_replicas: int,
     has_obj_ext: bool,
 ) -> Decision:
-    # the status as it would be if the scale write failed: no event, desired unchanged
-    fail_conds = Conditions(conds.snapshot(), now=now)
+    pre_rescale = conds.snapshot()
     new_hist = hist
     last_scale = status.last_scale_time
     if rescale:
-        fail_conds.set(
-            ABLE_TO_SCALE,
-            FALSE,
-            "FailedUpdateScale",
-            "the HPA controller was unable to update the target scale",
-        )
         conds.set(
             ABLE_TO_SCALE,
             TRUE,
@@ -386,13 +378,6 @@ def _finish(
         desired = current
         summary = f"keep {current} replicas" + (f": {lines[-1]}" if lines else "")
     new_status = Status(current, desired, last_scale, statuses, conds.snapshot())
-    failed_status = Status(
-        current,
-        status.desired_replicas,
-        status.last_scale_time,
-        status.current_metrics,
-        fail_conds.snapshot(),
-    )
     return Decision(
         desired,
         rescale,
@@ -402,6 +387,32 @@ def _finish(
         summary,
         compute_error=compute_error,
         rescale_reason=reason,
-        failed_update_status=failed_status if rescale else new_status,
         failed_update_history=hist,
+        previous_status=status,
+        pre_rescale_conditions=pre_rescale,
+        now=now,
     )
+
+
+def rescale_failed(decision: Decision, *, message: str) -> tuple[Status, History]:
+    """The status and history to keep when the scale write of a rescaling decision failed:
+    AbleToScale=False/FailedUpdateScale, desiredReplicas and lastScaleTime unchanged, no scale
+    event stored (upstream's FailedUpdateScale branch). `message` is the write's error."""
+    if not decision.rescale or decision.previous_status is None:
+        return decision.status, decision.history
+    conds = Conditions(decision.pre_rescale_conditions, now=decision.now)
+    conds.set(
+        ABLE_TO_SCALE,
+        FALSE,
+        "FailedUpdateScale",
+        f"the HPA controller was unable to update the target scale: {message}",
+    )
+    previous = decision.previous_status
+    status = Status(
+        decision.status.current_replicas,
+        previous.desired_replicas,
+        previous.last_scale_time,
+        decision.status.current_metrics,
+        conds.snapshot(),
+    )
+    return status, decision.failed_update_history or decision.history

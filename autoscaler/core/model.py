@@ -298,7 +298,8 @@ class Decision:
     compute_error: the error upstream's reconcile would return (metrics that failed), or None.
     rescale_reason: upstream's event reason text ("cpu resource utilization ... above target").
     summary: one line for events and logs; explanation: one line per step, for people.
-    on_failed_update: status and history to keep instead when the scale write fails.
+    failed_update_history, previous_status, pre_rescale_conditions, now: what
+    `decide.rescale_failed` needs to give the status and history to keep when the write fails.
     """
 
     desired_replicas: int
@@ -309,5 +310,7 @@ class Decision:
     summary: str
     compute_error: str | None = None
     rescale_reason: str = ""
-    failed_update_status: Status | None = None
     failed_update_history: History | None = None
+    previous_status: Status | None = None
+    pre_rescale_conditions: tuple[Condition, ...] = ()
+    now: int = 0

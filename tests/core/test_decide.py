@@ -329,3 +329,31 @@ def test_explanation_and_summary_name_the_limits() -> None:
     text = "\n".join(result["explanation"])
     assert "scale-up limit" in text
     assert result["summary"] == f"scale 2 -> 4: {result['rescaleReason']}"
+
+
+def test_rescale_failed_keeps_previous_desired_and_drops_the_event() -> None:
+    from autoscaler.core import parse_document, rescale_failed
+    from autoscaler.core.decide import decide
+
+    doc = ext_doc(3, 9000, behavior={}, status={"desiredReplicas": 3, "lastScaleTime": b.at(-99)})
+    step = parse_document(doc)
+    decision = decide(
+        step.spec,
+        step.status,
+        step.scale,
+        step.pods,
+        step.metrics,
+        step.history,
+        now=step.now,
+        options=step.options,
+    )
+    assert decision.rescale
+    assert decision.history.scale_up_events
+    status, history = rescale_failed(decision, message="conflict")
+    able = next(c for c in status.conditions if c.type == "AbleToScale")
+    assert (able.status, able.reason) == ("False", "FailedUpdateScale")
+    assert able.message.endswith("unable to update the target scale: conflict")
+    assert (status.desired_replicas, status.last_scale_time) == (3, step.status.last_scale_time)
+    assert "ScaledToZero" not in [c.type for c in status.conditions]
+    assert history.scale_up_events == ()
+    assert history.recommendations == decision.history.recommendations
