@@ -166,7 +166,9 @@ def _from_headers(headers: _Headers, config: RequestHeaderConfig) -> UserInfo | 
     groups = tuple(
         value for header in config.group_headers for value in headers.getall(header, []) if value
     )
-    return UserInfo(name=name, groups=groups, extra=_extra(headers, config.extra_prefixes))
+    uid = next((v for h in config.uid_headers if h.strip() and (v := headers.get(h.strip()))), "")
+    extra = _extra(headers, config.extra_prefixes)
+    return UserInfo(name=name, groups=groups, extra=extra, uid=uid)
 
 
 def _extra(headers: _Headers, prefixes: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:

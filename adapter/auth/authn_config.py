@@ -4,8 +4,8 @@ As `DelegatingAuthenticationOptions` does: a `--client-ca-file` flag wins over t
 `client-ca-file`; a `--requestheader-client-ca-file` flag makes the request-header settings
 come from flags, otherwise they come from the ConfigMap (`requestheader-client-ca-file`,
 `requestheader-allowed-names`, `requestheader-username-headers`, `requestheader-group-headers`,
-`requestheader-extra-headers-prefix`; the lists are JSON arrays). The ConfigMap is followed, so
-a rotated front-proxy CA takes effect without a restart.
+`requestheader-extra-headers-prefix`, `requestheader-uid-headers`; the lists are JSON arrays).
+The ConfigMap is followed, so a rotated front-proxy CA takes effect without a restart.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class RequestHeaderConfig:
     username_headers: tuple[str, ...] = DEFAULT_USERNAME_HEADERS
     group_headers: tuple[str, ...] = DEFAULT_GROUP_HEADERS
     extra_prefixes: tuple[str, ...] = DEFAULT_EXTRA_PREFIXES
+    uid_headers: tuple[str, ...] = ()  # Kubernetes 1.32+ (RemoteRequestHeaderUID), off by default
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ def config_from_configmap(data: Mapping[str, str]) -> AuthnConfig:
             username_headers=_json_list(data, "requestheader-username-headers"),
             group_headers=_json_list(data, "requestheader-group-headers"),
             extra_prefixes=_json_list(data, "requestheader-extra-headers-prefix"),
+            uid_headers=_json_list(data, "requestheader-uid-headers"),
         )
     return AuthnConfig(client_ca=client_ca, request_header=request_header)
 

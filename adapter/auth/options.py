@@ -157,6 +157,13 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PREFIXES",
     )
     g.add_argument(
+        "--requestheader-uid-headers",
+        default=[],
+        action=_StringSlice,
+        metavar="HEADERS",
+        help="headers carrying the user's UID (Kubernetes 1.32+, e.g. X-Remote-Uid)",
+    )
+    g.add_argument(
         "--anonymous-auth",
         default=True,
         **boolean,
@@ -209,6 +216,7 @@ class AuthOptions:
     requestheader_username_headers: tuple[str, ...] = ("X-Remote-User",)
     requestheader_group_headers: tuple[str, ...] = ("X-Remote-Group",)
     requestheader_extra_headers_prefix: tuple[str, ...] = ("X-Remote-Extra-",)
+    requestheader_uid_headers: tuple[str, ...] = ()
     anonymous_auth: bool = True
     authorization_kubeconfig: str = ""
     always_allow_paths: tuple[str, ...] = ("/healthz", "/readyz", "/livez")
@@ -229,6 +237,7 @@ class AuthOptions:
             requestheader_username_headers=tuple(ns.requestheader_username_headers),
             requestheader_group_headers=tuple(ns.requestheader_group_headers),
             requestheader_extra_headers_prefix=tuple(ns.requestheader_extra_headers_prefix),
+            requestheader_uid_headers=tuple(ns.requestheader_uid_headers),
             anonymous_auth=bool(ns.anonymous_auth),
             authorization_kubeconfig=ns.authorization_kubeconfig,
             always_allow_paths=tuple(ns.authorization_always_allow_paths),
@@ -249,6 +258,7 @@ class AuthOptions:
                 username_headers=self.requestheader_username_headers,
                 group_headers=self.requestheader_group_headers,
                 extra_prefixes=self.requestheader_extra_headers_prefix,
+                uid_headers=self.requestheader_uid_headers,
             )
         return AuthnConfig(client_ca=client_ca, request_header=request_header)
 

@@ -31,7 +31,9 @@ def config(allowed=("front-proxy-client",)) -> DynamicAuthnConfig:
         AuthnConfig(
             client_ca=CABundle.from_pem(CLIENT_CA.pem, source="test"),
             request_header=RequestHeaderConfig(
-                ca=CABundle.from_pem(FRONT_CA.pem, source="test"), allowed_names=allowed
+                ca=CABundle.from_pem(FRONT_CA.pem, source="test"),
+                allowed_names=allowed,
+                uid_headers=("X-Remote-Uid",),
             ),
         ),
         follow_configmap=False,
@@ -84,6 +86,14 @@ CASES = [
             ),
         ),
         id="front-proxy-trusted-with-extras",
+    ),
+    pytest.param(
+        Case(
+            headers=[("X-Remote-User", "u"), ("X-Remote-Uid", "id-7")],
+            cert=PROXY.der,
+            want=UserInfo(name="u", groups=("system:authenticated",), uid="id-7"),
+        ),
+        id="front-proxy-uid-header",
     ),
     pytest.param(Case(headers=SPOOF, want=ANONYMOUS), id="spoofed-headers-without-cert-ignored"),
     pytest.param(Case(headers=SPOOF, anonymous=False), id="spoofed-headers-no-anonymous-401"),
