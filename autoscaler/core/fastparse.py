@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from autoscaler.core.fields import DocumentError, duration_ns, milli, time_ns
+from autoscaler.core.fields import (
+    _MILLI_CACHE,
+    _TIME_CACHE,
+    DocumentError,
+    duration_ns,
+    milli,
+    time_ns,
+)
 from autoscaler.core.model import (
     ZERO_TIME,
     ContainerRequests,
@@ -56,14 +63,27 @@ def _str(value: Any) -> str:
 
 
 def _quantities(value: Any) -> dict[str, int]:
-    raw = _obj(value)
-    try:
-        return {k: milli(v, "") for k, v in raw.items()}
-    except DocumentError:
-        raise _SLOW from None
+    if not value:
+        return {}
+    if type(value) is not dict:
+        raise _SLOW
+    out = {}
+    cache = _MILLI_CACHE
+    for k, v in value.items():
+        m = cache.get(v) if type(v) is str else None
+        if m is None:
+            try:
+                m = milli(v, "")
+            except DocumentError:
+                raise _SLOW from None
+        out[k] = m
+    return out
 
 
 def _time(value: Any) -> int:
+    cached = _TIME_CACHE.get(value) if type(value) is str else None
+    if cached is not None:
+        return cached
     try:
         return time_ns(value, "")
     except DocumentError:
@@ -107,11 +127,17 @@ def pod(obj: Any) -> Pod:
         ready=ready,
         ready_transition=ready_ltt,
         start_time=None if start is None else _time(start),
-        containers=tuple(_container(c, False) for c in _list(spec.get("containers"))),
-        init_containers=tuple(_container(c, True) for c in _list(spec.get("initContainers"))),
+        containers=tuple([_container(c, False) for c in _list(spec.get("containers"))]),
+        init_containers=_inits(spec.get("initContainers")),
         pod_requests=_quantities(pod_requests) if pod_requests else None,
         overhead=_quantities(spec.get("overhead")),
     )
+
+
+def _inits(value: Any) -> tuple[ContainerRequests, ...]:
+    if not value:
+        return ()
+    return tuple([_container(c, True) for c in _list(value)])
 
 
 def pod_metrics(obj: Any) -> PodMetrics:
