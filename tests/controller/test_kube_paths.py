@@ -1,0 +1,213 @@
+"""The requests KubeCluster sends for each metric type, scale and status: the same paths and
+query parameters as the upstream HPA controller (metrics/client.go)."""
+
+from __future__ import annotations
+
+import pytest
+
+from autoscaler.cluster import ClusterError
+from autoscaler.kube.client import KubeError, NotFound
+from autoscaler.kube.cluster import KubeCluster
+
+DISCOVERY = {
+    "/apis/apps/v1": {
+        "resources": [
+            {"name": "deployments", "kind": "Deployment", "namespaced": True},
+            {"name": "deployments/scale", "kind": "Scale", "namespaced": True},
+            {"name": "deployments/status", "kind": "Deployment", "namespaced": True},
+        ]
+    },
+    "/api/v1": {
+        "resources": [
+            {"name": "configmaps", "kind": "ConfigMap", "namespaced": True},
+            {"name": "services", "kind": "Service", "namespaced": True},
+            {"name": "namespaces", "kind": "Namespace", "namespaced": False},
+        ]
+    },
+    "/apis/networking.k8s.io/v1": {
+        "resources": [{"name": "ingresses", "kind": "Ingress", "namespaced": True}]
+    },
+}
+
+
+class FakeKube:
+    timeout = 5.0
+
+    def __init__(self, answers=None):
+        self.calls: list[tuple[str, str, list]] = []
+        self.answers = {**DISCOVERY, **(answers or {})}
+
+    async def request(
+        self, method, path, *, query=(), body=None, content_type="", request_timeout=None
+    ):
+        self.calls.append((method, path, list(query)))
+        if path in self.answers:
+            answer = self.answers[path]
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        raise NotFound(404, "NotFound", f"{path} not found")
+
+
+ITEM = {"items": [{"value": "1"}]}
+SEL = {
+    "matchLabels": {"queue": "jobs"},
+    "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "dev"]}],
+}
+
+
+@pytest.mark.parametrize(
+    ("metric", "path", "query"),
+    [
+        pytest.param(
+            {"type": "Resource", "resource": {"name": "cpu"}},
+            "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods",
+            [("labelSelector", "app=web")],
+            id="resource",
+        ),
+        pytest.param(
+            {"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "c"}},
+            "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods",
+            [("labelSelector", "app=web")],
+            id="container-resource",
+        ),
+        pytest.param(
+            {"type": "Pods", "pods": {"metric": {"name": "rps", "selector": SEL}}},
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/pods/*/rps",
+            [("labelSelector", "app=web"), ("metricLabelSelector", "env in (dev,prod),queue=jobs")],
+            id="pods-with-metric-selector",
+        ),
+        pytest.param(
+            {"type": "Pods", "pods": {"metric": {"name": "rps"}}},
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/pods/*/rps",
+            [("labelSelector", "app=web")],
+            id="pods-no-metric-selector",
+        ),
+        pytest.param(
+            {
+                "type": "Object",
+                "object": {
+                    "metric": {"name": "hits"},
+                    "describedObject": {
+                        "apiVersion": "networking.k8s.io/v1",
+                        "kind": "Ingress",
+                        "name": "main",
+                    },
+                },
+            },
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/ingresses.networking.k8s.io/main/hits",
+            [],
+            id="object-in-a-group",
+        ),
+        pytest.param(
+            {
+                "type": "Object",
+                "object": {
+                    "metric": {"name": "hits", "selector": {"matchLabels": {"a": "b"}}},
+                    "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "web"},
+                },
+            },
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/services/web/hits",
+            [("metricLabelSelector", "a=b")],
+            id="object-core-group",
+        ),
+        pytest.param(
+            {
+                "type": "Object",
+                "object": {
+                    "metric": {"name": "lag"},
+                    "describedObject": {"apiVersion": "v1", "kind": "Namespace", "name": "other"},
+                },
+            },
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/other/metrics/lag",
+            [],
+            id="object-namespace",
+        ),
+        pytest.param(
+            {
+                "type": "External",
+                "external": {
+                    "metric": {
+                        "name": "queue_depth",
+                        "selector": {"matchLabels": {"queue": "jobs"}},
+                    }
+                },
+            },
+            "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/queue_depth",
+            [("labelSelector", "queue=jobs")],
+            id="external",
+        ),
+    ],
+)
+async def test_metric_requests_match_the_hpa(metric, path, query):
+    kube = FakeKube({path: ITEM})
+    entry = await KubeCluster(kube).fetch_metric("ns", metric, pod_selector="app=web")  # type: ignore[arg-type]
+    assert kube.calls[-1] == ("GET", path, query)
+    key = "podMetrics" if metric["type"] in ("Resource", "ContainerResource") else "items"
+    assert entry == {key: ITEM["items"]}
+
+
+@pytest.mark.parametrize(
+    ("answer", "want"),
+    [
+        pytest.param({"items": []}, "no metrics returned from external metrics API", id="empty"),
+        pytest.param(
+            KubeError(503, "ServiceUnavailable", "no endpoints"),
+            "503 ServiceUnavailable: no endpoints",
+            id="api-error",
+        ),
+    ],
+)
+async def test_metric_failures_become_error_entries(answer, want):
+    path = "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/q"
+    kube = FakeKube({path: answer})
+    metric = {"type": "External", "external": {"metric": {"name": "q"}}}
+    entry = await KubeCluster(kube).fetch_metric("ns", metric, pod_selector="")  # type: ignore[arg-type]
+    assert entry == {"error": want}
+
+
+async def test_scale_is_found_through_discovery():
+    scale = {"spec": {"replicas": 3}, "status": {"replicas": 3, "selector": "app=web"}}
+    kube = FakeKube({"/apis/apps/v1/namespaces/ns/deployments/web/scale": scale})
+    got = await KubeCluster(kube).get_scale(
+        "ns", {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    )  # type: ignore[arg-type]
+    assert (got.replicas, got.selector) == (3, "app=web")
+
+
+@pytest.mark.parametrize(
+    ("ref", "reason"),
+    [
+        pytest.param(
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "x"},
+            "NoScale",
+            id="no-scale-subresource",
+        ),
+        pytest.param(
+            {"apiVersion": "apps/v1", "kind": "Rollout", "name": "x"},
+            "UnknownKind",
+            id="unknown-kind",
+        ),
+        pytest.param(
+            {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "x"},
+            "UnknownKind",
+            id="unknown-group",
+        ),
+        pytest.param(
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "gone"},
+            "NotFound",
+            id="missing-target",
+        ),
+    ],
+)
+async def test_scale_failures_name_the_reason(ref, reason):
+    with pytest.raises(ClusterError) as err:
+        await KubeCluster(FakeKube()).get_scale("ns", ref)  # type: ignore[arg-type]
+    assert err.value.reason == reason
+
+
+async def test_status_is_a_merge_patch_of_the_status_subresource():
+    path = "/apis/promscaler.dev/v1alpha1/namespaces/ns/autoscalers/web/status"
+    kube = FakeKube({path: {"status": {}}})
+    await KubeCluster(kube).patch_status("ns", "web", {"desiredReplicas": 2})  # type: ignore[arg-type]
+    assert kube.calls == [("PATCH", path, [])]
