@@ -495,3 +495,28 @@ def test_zero_tolerance_means_default() -> None:
         controller={**NO_LIMIT, "tolerance": 0},
     )
     assert run(case)["desiredReplicas"] == 4
+
+
+@pytest.mark.parametrize(
+    ("target", "want"),
+    [
+        pytest.param(56, 9, id="just-outside-tolerance-scales-down"),
+        pytest.param(55, 10, id="just-inside-tolerance-keeps"),
+    ],
+)
+def test_upstream_computed_tolerance_algorithm(target: int, want: int) -> None:
+    # upstream TestReplicaCalcComputedToleranceAlgImplementation: 10 pods using 150m each,
+    # requests spread around 300m (jittered), utilization 50% against ~56% / ~55%
+    requests = [400, 200, 310, 290, 302, 298, 301, 299, 300, 300]
+    pods = [b.pod(f"p{i}", cpu=f"{r}m") for i, r in enumerate(requests)]
+    case = Case(
+        10,
+        want,
+        b.cpu_utilization(target),
+        b.cpu_levels([150] * 10),
+        pods,
+        want_current={"averageUtilization": 50, "averageValue": "150m"},
+    )
+    result = run(case)
+    assert result["desiredReplicas"] == want
+    assert _current(result) == case.want_current
