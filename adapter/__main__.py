@@ -90,7 +90,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             registry=registry,
         )
         tls = ServingTLS(options.tls, client_cas=client_cas_provider(guard))
-        app = build_app(provider, guard=guard, registry=registry)
+        app = build_app(provider, guard=guard, registry=registry, response_ttl=options.cache_ttl)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         stack.push_async_callback(runner.cleanup)

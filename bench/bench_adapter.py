@@ -69,7 +69,8 @@ async def _serve_async(
     stack = await make_stack(prom_url, lister=lister, rules=RULES, cache_ttl=cache_ttl)
     await stack.discover()
     tls = ServingTLS(TLSOptions(cert_dir=cert_dir))
-    runner = web.AppRunner(build_app(stack.provider), access_log=None)
+    app = build_app(stack.provider, response_ttl=cache_ttl)  # as the CLI wires --cache-ttl
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port, ssl_context=tls.context).start()
     ready.set()

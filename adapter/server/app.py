@@ -17,6 +17,7 @@ from adapter.errors import MethodNotAllowed, NotFound, StatusError
 from adapter.provider.seams import MetricsProvider
 from adapter.server import routes
 from adapter.server.auth_seam import ALLOW_ALL, RequestGuard, UserInfo
+from adapter.server.responses import ResponseCache
 from adapter.server.status import status_response
 
 log = logging.getLogger("adapter.server")
@@ -124,15 +125,18 @@ def build_app(
     *,
     guard: RequestGuard = ALLOW_ALL,
     registry: CollectorRegistry | None = None,
+    response_ttl: float = 0.0,
 ) -> web.Application:
     """The metrics API server app. `registry` receives the request self-metrics and is what
-    /metrics exposes (pass the one the provider and client registered on)."""
+    /metrics exposes (pass the one the provider and client registered on). `response_ttl`
+    (seconds, 0 = off) keeps rendered metric answers for identical requests (`--cache-ttl`)."""
     registry = registry if registry is not None else CollectorRegistry()
     metrics = RequestMetrics(registry)
     app = web.Application(middlewares=[_middleware(metrics, guard)])
     app[routes.PROVIDER] = provider
     app[GUARD] = guard
     app[REGISTRY] = registry
+    app[routes.RESPONSES] = ResponseCache(ttl=response_ttl)
     get = app.router.add_get
     get("/apis", routes.handle_apis, allow_head=False)
     get("/apis/{tail:.*}", routes.handle_apis, allow_head=False)

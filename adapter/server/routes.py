@@ -15,9 +15,11 @@ from aiohttp import web
 from adapter.errors import BadRequest, MetricNotFound, NotFound
 from adapter.provider.seams import MetricsProvider
 from adapter.server import documents as docs
+from adapter.server.responses import ResponseCache
 from common.selectors import EVERYTHING, Operator, Selector, SelectorError, parse_selector
 
 PROVIDER: web.AppKey[MetricsProvider] = web.AppKey("provider", MetricsProvider)
+RESPONSES = web.AppKey("responses", ResponseCache)
 ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
 NOT_FOUND = "the server could not find the requested resource"
 
@@ -66,9 +68,19 @@ async def handle_apis(request: web.Request) -> web.Response:
     if version not in docs.GROUPS[group]:
         raise NotFound(NOT_FOUND)
     provider = request.app[PROVIDER]
+    responses = request.app[RESPONSES]
+    if segments:  # a metric value (discovery documents are cheap to build)
+        kept = responses.get(request.path_qs)
+        if kept is not None:
+            request[ROUTE] = kept[0]
+            return web.Response(body=kept[1], content_type="application/json")
     if group == docs.EXTERNAL_GROUP:
-        return await _external(request, provider, segments)
-    return await _custom(request, provider, version, segments)
+        response = await _external(request, provider, segments)
+    else:
+        response = await _custom(request, provider, version, segments)
+    if segments and response.status == 200 and isinstance(response.body, bytes):
+        responses.put(request.path_qs, request.get(ROUTE, "other"), response.body)
+    return response
 
 
 async def _external(

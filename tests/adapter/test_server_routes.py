@@ -490,3 +490,35 @@ async def test_the_guard_runs_for_every_request(aiohttp_client):
     resp = await client.get(f"{CM2}/namespaces/default/pods/web-1/http_requests")
     assert resp.status == 401
     assert await resp.json() == status(401, "Unauthorized", "Unauthorized")
+
+
+class CountingGuard:
+    def __init__(self):
+        self.admitted = 0
+        self.deny = False
+
+    async def admit(self, request: web.Request):
+        self.admitted += 1
+        if self.deny:
+            raise Unauthorized("Unauthorized")
+        from adapter.server.auth_seam import ANONYMOUS
+
+        return ANONYMOUS
+
+
+async def test_identical_requests_within_the_ttl_share_one_answer(aiohttp_client):
+    fake = provider()
+    guard = CountingGuard()
+    client = await aiohttp_client(build_app(fake, guard=guard, response_ttl=30))
+    path = f"{CM2}/namespaces/default/pods/*/http_requests?labelSelector=app%3Dweb"
+    first = await get(client, path)
+    assert await get(client, path) == first
+    assert len(fake.calls) == 1  # the second answer came from the response cache
+    await get(client, path + ",tier%3Dx")
+    assert len(fake.calls) == 2  # another question
+    await get(client, f"{CM2}/namespaces/default/pods/web-1/nope", 404)
+    await get(client, f"{CM2}/namespaces/default/pods/web-1/nope", 404)
+    assert len(fake.calls) == 4  # errors are never kept
+    guard.deny = True
+    await get(client, path, 401)  # the guard still decides every request
+    assert guard.admitted == 6
