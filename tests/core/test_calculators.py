@@ -520,3 +520,12 @@ def test_upstream_computed_tolerance_algorithm(target: int, want: int) -> None:
     result = run(case)
     assert result["desiredReplicas"] == want
     assert _current(result) == case.want_current
+
+
+def test_external_usage_overflow_is_capped() -> None:
+    # upstream TestReplicaCalcExternalMetricUsageOverflow: two values summing past MaxInt64
+    big = 2**63 // 2 + 1
+    metric = b.external_metric(value=2**63 - 1)
+    result = run(Case(3, 3, metric, b.external_items([big, big]), P3))
+    assert result["desiredReplicas"] == 3
+    assert _current(result) == {"value": f"{2**63 - 1}m"}
