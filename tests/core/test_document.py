@@ -172,3 +172,44 @@ def test_year_one_times_are_accepted() -> None:
     doc["history"] = {"recommendations": [{"replicas": 9, "timestamp": b.ZERO}]}
     result = decide_document(doc)
     assert result["history"]["recommendations"][0] == {"replicas": 4, "timestamp": b.NOW}
+
+
+@pytest.mark.parametrize(
+    "pod_json",
+    [
+        pytest.param(b.pod("a"), id="plain"),
+        pytest.param(b.pod("b", ready=None, start=None, phase="Pending"), id="bare"),
+        pytest.param(
+            b.pod(
+                "c",
+                deleting=True,
+                pod_requests={"cpu": "2"},
+                overhead={"cpu": "10m"},
+                init_containers=[
+                    {
+                        "name": "s",
+                        "restartPolicy": "Always",
+                        "resources": {"requests": {"cpu": "50m"}},
+                    }
+                ],
+            ),
+            id="full",
+        ),
+        pytest.param({"metadata": {"name": "d"}}, id="metadata-only"),
+    ],
+)
+def test_fast_and_validating_pod_parsers_agree(pod_json: dict[str, Any]) -> None:
+    from autoscaler.core import fastparse
+    from autoscaler.core.inputs import _parse_pod
+
+    assert fastparse.pod(pod_json) == _parse_pod(pod_json, "pods[0]")
+
+
+def test_fast_and_validating_metric_parsers_agree() -> None:
+    from autoscaler.core import fastparse
+    from autoscaler.core.inputs import _pod_metrics_checked, _sample_checked
+
+    pm = b.cpu_levels([250])["podMetrics"][0]
+    assert fastparse.pod_metrics(pm) == _pod_metrics_checked(pm, "m")
+    for item in (b.pods_items([5])["items"][0], b.external_items([7])["items"][0]):
+        assert fastparse.metric_sample(item) == _sample_checked(item, "m")
