@@ -201,5 +201,6 @@ class PrometheusProvider:
 _quantity = lru_cache(maxsize=8192)(format_quantity)
 
 
+@lru_cache(maxsize=64)  # the samples of one query share their evaluation time
 def _time(unix: float) -> datetime:
     return datetime.fromtimestamp(int(unix), tz=UTC)
