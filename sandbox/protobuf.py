@@ -69,7 +69,9 @@ def _spec(spec: dict[int, list[bytes | int]], *, self_review: bool) -> dict[str,
     # SubjectAccessReviewSpec: 1 resourceAttributes, 2 nonResourceAttributes, 3 user, 4 groups
     ra = _msg(spec, 1)
     if ra is not None:
-        out["resourceAttributes"] = {k: _str(ra, i + 1) for i, k in enumerate(_RESOURCE) if i + 1 in ra}
+        out["resourceAttributes"] = {
+            k: _str(ra, i + 1) for i, k in enumerate(_RESOURCE) if i + 1 in ra
+        }
     nra = _msg(spec, 2)
     if nra is not None:
         out["nonResourceAttributes"] = {"path": _str(nra, 1), "verb": _str(nra, 2)}
@@ -91,4 +93,8 @@ def decode_review(raw: bytes) -> dict[str, Any]:
     body = unknown.get(2, [b""])[-1]
     review = fields(body if isinstance(body, bytes) else b"")
     spec = _msg(review, 2) or {}
-    return {"apiVersion": api_version, "kind": kind, "spec": _spec(spec, self_review=kind.startswith("Self"))}
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "spec": _spec(spec, self_review=kind.startswith("Self")),
+    }

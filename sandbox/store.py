@@ -11,9 +11,10 @@ from __future__ import annotations
 import builtins
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Key = tuple[str, str]  # (group, plural)
@@ -29,6 +30,8 @@ class Change:
     key: Key
     obj: Obj  # for DELETED: the last state, carrying the deletion's resourceVersion
     old: Obj | None
+    # encodings of this change's event lines, shared by every watcher that sends them
+    lines: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 class TooOld(Exception):
@@ -74,6 +77,8 @@ class Store:
         self._listeners: list[Callable[[Change], None]] = []
         self._subscriber_limit = subscriber_limit
         self._horizon = 0  # resourceVersion of the newest change evicted from the history
+        # JSON of stored objects by id(): objects are immutable once stored, so encode once
+        self._encoded: dict[int, bytes] = {}
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -89,6 +94,18 @@ class Store:
     def count(self, key: Key) -> int:
         return len(self._objects.get(key, {}))
 
+    def encode(self, key: Key, obj: Obj) -> bytes:
+        """Compact JSON of `obj`, cached while `obj` is the stored version of its object."""
+        meta = obj["metadata"]
+        cached = self._encoded.get(id(obj))
+        if cached is not None:
+            return cached
+        data = json.dumps(obj, separators=(",", ":")).encode()
+        bucket = self._objects.get(key, {})
+        if bucket.get((meta.get("namespace", ""), meta["name"])) is obj:
+            self._encoded[id(obj)] = data  # only stored objects: their id stays theirs while cached
+        return data
+
     # ---- writes ------------------------------------------------------------------------------
 
     def next_rv(self) -> int:
@@ -103,6 +120,8 @@ class Store:
         ident = (meta.get("namespace", ""), meta["name"])
         bucket = self._objects.setdefault(key, {})
         old = bucket.get(ident)
+        if old is not None:
+            self._encoded.pop(id(old), None)
         bucket[ident] = obj
         self._emit(Change("MODIFIED" if old is not None else "ADDED", rv, key, obj, old))
         return obj
@@ -111,6 +130,7 @@ class Store:
         old = self._objects.get(key, {}).pop((namespace, name), None)
         if old is None:
             return None
+        self._encoded.pop(id(old), None)
         rv = self.next_rv()
         last = {**old, "metadata": {**old["metadata"], "resourceVersion": str(rv)}}
         self._emit(Change("DELETED", rv, key, last, old))

@@ -42,9 +42,9 @@ class _Stream:
         self.response = response
         self.rt = rt
 
-    async def send(self, kind: str, obj: Obj) -> None:
-        line = json.dumps({"type": kind, "object": obj}, separators=(",", ":")).encode() + b"\n"
-        await self.response.write(line)
+    async def send(self, kind: str, obj: Obj, encoded: bytes | None = None) -> None:
+        data = encoded if encoded is not None else json.dumps(obj, separators=(",", ":")).encode()
+        await self.response.write(b'{"type":"' + kind.encode() + b'","object":' + data + b"}\n")
 
     async def bookmark(self, rv: int, *, initial_end: bool = False) -> None:
         meta: dict[str, object] = {"resourceVersion": str(rv)}
@@ -72,6 +72,15 @@ def translate(change: Change, matches: Callable[[Obj], bool]) -> tuple[str, Obj]
         "resourceVersion": change.obj["metadata"]["resourceVersion"],
     }
     return ("DELETED", {**change.old, "metadata": old_meta})
+
+
+def _encoded(change: Change, kind: str, obj: Obj) -> bytes:
+    """JSON of a change's object, encoded once and shared by every watcher that sends it."""
+    key = (kind, obj.get("apiVersion", ""))
+    data = change.lines.get(key)
+    if data is None:
+        data = change.lines[key] = json.dumps(obj, separators=(",", ":")).encode()
+    return data
 
 
 async def serve_watch(
@@ -165,5 +174,7 @@ async def _follow(
             continue
         event = translate(change, matches)
         if event is not None:
-            await stream.send(event[0], api.view(rt, event[1]))
+            obj = api.view(rt, event[1])
+            # the object of a change is immutable: encode it once for all watchers
+            await stream.send(event[0], obj, _encoded(change, event[0], obj))
             last_sent = loop.time()
