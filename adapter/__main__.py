@@ -19,6 +19,7 @@ from pathlib import Path
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
+from adapter.auth.limits import LimitedAppRunner, limits_middleware
 from adapter.auth.options import build_guard, client_cas_provider
 from adapter.cli import PROG, AdapterOptions, parse_args
 from adapter.errors import ConfigError
@@ -91,7 +92,9 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
         )
         tls = ServingTLS(options.tls, client_cas=client_cas_provider(guard))
         app = build_app(provider, guard=guard, registry=registry, response_ttl=options.cache_ttl)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # oversized input is refused with a Status before authentication or routing runs
+        app.middlewares.insert(0, limits_middleware())
+        runner = LimitedAppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         stack.push_async_callback(runner.cleanup)
         site = web.TCPSite(

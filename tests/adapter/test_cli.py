@@ -208,6 +208,11 @@ async def test_the_program_serves_and_reloads_rules_on_sighup(prometheus, tmp_pa
                 assert (await resp.json())["items"][0]["value"] == "2500m"
             async with http.get(f"{pod}/extra_gauge") as resp:
                 assert resp.status == 404
+            # the program installs the input limits: an oversized URI is a Status, not a drop
+            wildcard = f"{base}/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/*"
+            async with http.get(f"{wildcard}/gauge_value?labelSelector={'a' * 9000}") as resp:
+                assert resp.status == 414
+                assert (await resp.json())["reason"] == "RequestURITooLong"
             rules.write_text(RULES.replace("gauge_value{", "extra_gauge{", 1))
             proc.send_signal(signal.SIGHUP)
             deadline = time.monotonic() + 10
