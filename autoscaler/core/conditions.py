@@ -57,8 +57,12 @@ class Conditions:
         items = self._items
         for i, old in enumerate(items):
             if old.type == type_:
-                ltt = self._now if old.status != status else old.last_transition_time
-                items[i] = Condition(type_, status, reason, text, ltt)
+                if old.status == status:
+                    if old.reason == reason and old.message == text:
+                        return  # unchanged: keep the same value
+                    items[i] = Condition(type_, status, reason, text, old.last_transition_time)
+                else:
+                    items[i] = Condition(type_, status, reason, text, self._now)
                 return
         # a new condition starts with an empty status, so it always transitions
         items.append(Condition(type_, status, reason, text, self._now))

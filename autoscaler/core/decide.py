@@ -86,11 +86,17 @@ def decide(
     hist = history if history is not None else EMPTY_HISTORY
     if hist.recommendations is None:
         # recordInitialRecommendation: only a nil history gets one (an empty one does not)
-        hist = replace(hist, recommendations=(Recommendation(current, now),))
+        hist = History(
+            (Recommendation(current, now),), hist.scale_up_events, hist.scale_down_events
+        )
     min_replicas = 1 if spec.min_replicas is None else spec.min_replicas
     max_replicas = spec.max_replicas
     gate = options.scale_to_zero
-    has_obj_ext = any(m.type == OBJECT or m.type == EXTERNAL for m in spec.metrics)
+    has_obj_ext = False
+    for m in spec.metrics:
+        if m.type == OBJECT or m.type == EXTERNAL:
+            has_obj_ext = True
+            break
     stz = conds.first(SCALED_TO_ZERO)
     scaled_to_zero = gate and stz is not None and stz.status == TRUE
     lines: list[str] = []
@@ -339,7 +345,7 @@ def _finish(
     min_replicas: int,
     has_obj_ext: bool,
 ) -> Decision:
-    pre_rescale = conds.snapshot()
+    pre_rescale = conds.snapshot() if rescale else ()
     new_hist = hist
     last_scale = status.last_scale_time
     if rescale:
