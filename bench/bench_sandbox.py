@@ -33,7 +33,7 @@ NAME = re.compile(rb'"metadata":\{"name":"([^"]+)"')
 
 def pct(samples: list[float], p: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def show(name: str, samples: list[float]) -> None:
@@ -120,7 +120,8 @@ async def bench_watch(session: aiohttp.ClientSession, url: str, headers: dict[st
 
     async def watcher() -> None:
         nonlocal connected
-        path = f"{url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0&timeoutSeconds=60"
+        query = "watch=1&resourceVersion=0&timeoutSeconds=60"
+        path = f"{url}/api/v1/namespaces/default/configmaps?{query}"
         async with session.get(
             path, headers=headers, timeout=aiohttp.ClientTimeout(total=None)
         ) as r:

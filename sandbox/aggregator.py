@@ -184,7 +184,10 @@ class Aggregator:
             return host, port
         raise ResolveError(
             "MissingEndpoints",
-            f'endpoints for service/{t.service} in "{t.namespace}" have no addresses with port name "{port_name}"',
+            (
+                f'endpoints for service/{t.service} in "{t.namespace}" have no addresses with '
+                f'port name "{port_name}"'
+            ),
         )
 
     def _endpoints(self, t: Target, port_name: str) -> list[tuple[str, int]]:

@@ -202,7 +202,10 @@ def forbidden_message(a: Attributes) -> str:
     gr = f"{a.resource}.{a.api_group}" if a.api_group else a.resource
     subject = f'{gr} "{a.name}"' if a.name else gr
     scope = f'in the namespace "{a.namespace}"' if a.namespace else "at the cluster scope"
-    return f'{subject} is forbidden: {who} cannot {a.verb} resource "{resource}" in API group "{a.api_group}" {scope}'
+    return (
+        f'{subject} is forbidden: {who} cannot {a.verb} resource "{resource}" in API group '
+        f'"{a.api_group}" {scope}'
+    )
 
 
 def token_review(policy: Policy, body: dict[str, Any]) -> dict[str, Any]:

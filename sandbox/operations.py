@@ -6,7 +6,6 @@ Used by the HTTP layer and, without authorization, by the sandbox's own controll
 from __future__ import annotations
 
 import builtins
-
 import copy
 import json
 import secrets
@@ -132,7 +131,10 @@ class Api:
                 f"the API version in the data ({obj.get('apiVersion')}) does not match the expected"
                 f" API version ({rt.api_version})"
                 if obj.get("kind", rt.kind) == rt.kind
-                else f"the kind in the data ({obj.get('kind')}) does not match the expected kind ({rt.kind})"
+                else (
+                    f"the kind in the data ({obj.get('kind')}) does not match the expected "
+                    f"kind ({rt.kind})"
+                )
             )
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
         meta = obj.get("metadata")
@@ -143,7 +145,8 @@ class Api:
         if rt.namespaced:
             if meta.get("namespace") and meta["namespace"] != namespace:
                 raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
+                    "the namespace of the provided object does not match the namespace "
+                    "sent on the request"
                 )
             meta["namespace"] = namespace
         else:
@@ -172,7 +175,8 @@ class Api:
         meta = obj["metadata"]
         if meta.get("name", name) != name:
             raise errors.bad_request(
-                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+                f"the name of the object ({meta['name']}) does not match the name on the "
+                f"URL ({name})"
             )
         meta["name"] = name
         old = self.store.get(rt.key, meta.get("namespace", ""), name)
@@ -308,7 +312,10 @@ class Api:
         meta = old["metadata"]
         for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
             if pre.get(field) and pre[field] != meta.get(field):
-                why = f"Precondition failed: {label} in precondition: {pre[field]}, {label} in object meta: {meta.get(field)}"
+                why = (
+                    f"Precondition failed: {label} in precondition: {pre[field]}, {label} in "
+                    f"object meta: {meta.get(field)}"
+                )
                 raise errors.conflict(rt.plural, rt.group, meta["name"], why)
 
     def _empty_namespace(self, name: str) -> None:
@@ -344,7 +351,8 @@ def check_field_selector(rt: ResourceType, fields: tuple[FieldRequirement, ...])
         if r.field not in allowed:
             if rt.custom:
                 raise errors.bad_request(
-                    f'"{r.field}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+                    f'"{r.field}" is not a known field selector: only "metadata.name", '
+                    '"metadata.namespace"'
                 )
             raise errors.bad_request(f"field label not supported: {r.field}")
 
@@ -363,7 +371,11 @@ def apply_patch(rt: ResourceType, old: Obj, content_type: str, raw: bytes) -> An
         raise ApiError(
             415,
             "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            (
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json-patch+json, application/merge-patch+json, "
+                "application/apply-patch+yaml"
+            ),
         )
     try:
         doc = json.loads(raw)

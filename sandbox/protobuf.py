@@ -56,7 +56,8 @@ def _str(msg: dict[int, list[bytes | int]], number: int) -> str:
 
 
 def _msg(msg: dict[int, list[bytes | int]], number: int) -> dict[int, list[bytes | int]] | None:
-    value = msg.get(number, [None])[-1]  # type: ignore[list-item]
+    values = msg.get(number)
+    value = values[-1] if values else None
     return fields(value) if isinstance(value, bytes) else None
 
 

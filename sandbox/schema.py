@@ -59,7 +59,10 @@ def validate(schema: dict[str, Any] | None, value: Any, path: str = "") -> list[
                 (
                     "FieldValueTypeInvalid",
                     path,
-                    f'Invalid value: "null": {path} in body must be of type {expected or "object"}: "null"',
+                    (
+                        f'Invalid value: "null": {path} in body must be of type '
+                        f'{expected or "object"}: "null"'
+                    ),
                 )
             )
         return causes
@@ -68,7 +71,10 @@ def validate(schema: dict[str, Any] | None, value: Any, path: str = "") -> list[
             (
                 "FieldValueTypeInvalid",
                 path,
-                f'Invalid value: "{_describe(value)}": {path} in body must be of type {expected}: "{_describe(value)}"',
+                (
+                    f'Invalid value: "{_describe(value)}": {path} in body must be of type '
+                    f'{expected}: "{_describe(value)}"'
+                ),
             )
         ]
     if "enum" in schema and value not in schema["enum"]:
@@ -86,7 +92,10 @@ def validate(schema: dict[str, Any] | None, value: Any, path: str = "") -> list[
                 (
                     "FieldValueInvalid",
                     path,
-                    f"Invalid value: {value}: {path} in body should be greater than or equal to {schema['minimum']}",
+                    (
+                        f"Invalid value: {value}: {path} in body should be greater than or "
+                        f"equal to {schema['minimum']}"
+                    ),
                 )
             )
         if "maximum" in schema and value > schema["maximum"]:
@@ -94,7 +103,10 @@ def validate(schema: dict[str, Any] | None, value: Any, path: str = "") -> list[
                 (
                     "FieldValueInvalid",
                     path,
-                    f"Invalid value: {value}: {path} in body should be less than or equal to {schema['maximum']}",
+                    (
+                        f"Invalid value: {value}: {path} in body should be less than or equal "
+                        f"to {schema['maximum']}"
+                    ),
                 )
             )
     if isinstance(value, dict):

@@ -192,7 +192,8 @@ class Sandbox:
 
     def _seed(self) -> None:
         ns = self.registry.lookup("", "v1", "namespaces")
-        assert ns is not None and self.pki is not None
+        assert ns is not None
+        assert self.pki is not None
         for name in START_NAMESPACES:
             self.api.create(ns, "", {"metadata": {"name": name}})
         self._publish_authentication()
@@ -286,7 +287,8 @@ class Sandbox:
 
     async def rotate_requestheader_ca(self) -> None:
         """A new request-header CA and front-proxy certificate; the ConfigMap follows."""
-        assert self.pki is not None and self.aggregator is not None
+        assert self.pki is not None
+        assert self.aggregator is not None
         self.pki.rotate_requestheader(now=self.config.clock())
         self._publish_authentication()
         await self.aggregator.reset_clients()

@@ -8,9 +8,8 @@ subscribers.
 
 from __future__ import annotations
 
-import builtins
-
 import asyncio
+import builtins
 import json
 from collections import deque
 from collections.abc import Callable

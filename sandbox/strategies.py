@@ -157,7 +157,10 @@ def _crd(obj: dict[str, Any]) -> list[Cause]:
             (
                 "FieldValueNotSupported",
                 "spec.scope",
-                f'Unsupported value: "{spec.get("scope", "")}": supported values: "Cluster", "Namespaced"',
+                (
+                    f'Unsupported value: "{spec.get("scope", "")}": supported values: '
+                    '"Cluster", "Namespaced"'
+                ),
             )
         )
     versions = spec.get("versions") or []
@@ -177,7 +180,10 @@ def _crd(obj: dict[str, Any]) -> list[Cause]:
             (
                 "FieldValueInvalid",
                 "metadata.name",
-                f'Invalid value: "{obj["metadata"]["name"]}": must be spec.names.plural+"."+spec.group',
+                (
+                    f'Invalid value: "{obj["metadata"]["name"]}": must be '
+                    'spec.names.plural+"."+spec.group'
+                ),
             )
         )
     return causes

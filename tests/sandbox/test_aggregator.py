@@ -39,12 +39,23 @@ class Backend:
                 "cn": cn,
                 "user": request.headers.getall("X-Remote-User", []),
                 "groups": request.headers.getall("X-Remote-Group", []),
-                "extra": {k: v for k, v in request.headers.items() if k.lower().startswith("x-remote-extra-")},
+                "extra": {
+                    k: v
+                    for k, v in request.headers.items()
+                    if k.lower().startswith("x-remote-extra-")
+                },
                 "authorization": request.headers.get("Authorization"),
             }
         )
         if request.path == f"/apis/{GROUP}/{VERSION}":
-            return web.json_response({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{GROUP}/{VERSION}", "resources": []})
+            return web.json_response(
+                {
+                    "kind": "APIResourceList",
+                    "apiVersion": "v1",
+                    "groupVersion": f"{GROUP}/{VERSION}",
+                    "resources": [],
+                }
+            )
         return web.json_response({"kind": "Echo", "path": request.path_qs})
 
     async def start(self):
@@ -67,26 +78,50 @@ class Backend:
 POLICY = parse_policy(
     {
         "users": [
-            {"name": "alice", "token": "alice-token", "groups": ["devs"], "extra": {"scopes": ["read"]}},
+            {
+                "name": "alice",
+                "token": "alice-token",
+                "groups": ["devs"],
+                "extra": {"scopes": ["read"]},
+            },
             {"name": "eve", "token": "eve-token"},
         ],
         "rules": [
-            {"groups": ["devs"], "verbs": ["get", "list"], "apiGroups": [GROUP], "resources": ["*"]},
-            {"groups": ["system:authenticated"], "verbs": ["get"], "nonResourceURLs": ["/apis", "/apis/*"]},
+            {
+                "groups": ["devs"],
+                "verbs": ["get", "list"],
+                "apiGroups": [GROUP],
+                "resources": ["*"],
+            },
+            {
+                "groups": ["system:authenticated"],
+                "verbs": ["get"],
+                "nonResourceURLs": ["/apis", "/apis/*"],
+            },
         ],
     }
 )
 
 
 async def register(http, backend, *, ca=True, endpoints=True):
-    svc = {"metadata": {"name": "backend"}, "spec": {"ports": [{"name": "https", "port": 443, "targetPort": backend.port}]}}
+    svc = {
+        "metadata": {"name": "backend"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": backend.port}]},
+    }
     assert (await http.request("POST", "/api/v1/namespaces/default/services", json=svc))[0] == 201
     if endpoints:
         ep = {
             "metadata": {"name": "backend"},
-            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": backend.port}]}],
+            "subsets": [
+                {
+                    "addresses": [{"ip": "127.0.0.1"}],
+                    "ports": [{"name": "https", "port": backend.port}],
+                }
+            ],
         }
-        assert (await http.request("POST", "/api/v1/namespaces/default/endpoints", json=ep))[0] == 201
+        assert (await http.request("POST", "/api/v1/namespaces/default/endpoints", json=ep))[
+            0
+        ] == 201
     spec = {
         "group": GROUP,
         "version": VERSION,
@@ -98,16 +133,32 @@ async def register(http, backend, *, ca=True, endpoints=True):
         spec["caBundle"] = base64.b64encode(backend.ca.cert_pem).decode()
     else:
         spec["insecureSkipTLSVerify"] = True
-    body = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": f"{VERSION}.{GROUP}"}, "spec": spec}
-    status, created = await http.request("POST", "/apis/apiregistration.k8s.io/v1/apiservices", json=body)
+    body = {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": f"{VERSION}.{GROUP}"},
+        "spec": spec,
+    }
+    status, created = await http.request(
+        "POST", "/apis/apiregistration.k8s.io/v1/apiservices", json=body
+    )
     assert status == 201, created
 
 
 async def available(http, want="True", timeout=5.0):
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        _, obj = await http.request("GET", f"/apis/apiregistration.k8s.io/v1/apiservices/{VERSION}.{GROUP}")
-        cond = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == "Available"), None)
+        _, obj = await http.request(
+            "GET", f"/apis/apiregistration.k8s.io/v1/apiservices/{VERSION}.{GROUP}"
+        )
+        cond = next(
+            (
+                c
+                for c in (obj.get("status") or {}).get("conditions") or []
+                if c["type"] == "Available"
+            ),
+            None,
+        )
         if cond and cond["status"] == want:
             return cond
         if asyncio.get_running_loop().time() > deadline:
@@ -130,7 +181,7 @@ async def setup(sandbox_factory, tmp_path):
 
 @pytest.mark.parametrize("ca", [True, False], ids=["ca-bundle", "insecure-skip-verify"])
 async def test_proxied_request_carries_front_proxy_cert_and_identity(setup, ca):
-    sb, backend, admin, alice = setup
+    _sb, backend, admin, alice = setup
     await register(admin, backend, ca=ca)
     await available(admin)
     status, body = await alice.request(
@@ -139,7 +190,10 @@ async def test_proxied_request_carries_front_proxy_cert_and_identity(setup, ca):
         headers={"X-Remote-User": "mallory", "X-Remote-Group": "system:masters"},
     )
     assert status == 200, body
-    assert body == {"kind": "Echo", "path": f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/rps?labelSelector=app%3Dweb"}
+    assert body == {
+        "kind": "Echo",
+        "path": f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/rps?labelSelector=app%3Dweb",
+    }
     seen = backend.seen[-1]
     assert seen["cn"] == "front-proxy-client"
     assert seen["user"] == ["alice"]  # the caller's spoofed header was dropped
@@ -155,7 +209,9 @@ async def test_the_sandbox_authorizes_before_proxying(setup):
     for token, want in (("", 401), ("eve-token", 403)):
         caller = SandboxHttp(sb, token=token)
         try:
-            status, _ = await caller.request("GET", f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/rps")
+            status, _ = await caller.request(
+                "GET", f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/rps"
+            )
         finally:
             await caller.close()
         assert status == want
@@ -170,7 +226,8 @@ async def test_group_is_listed_once_available(setup):
     _, groups = await alice.request("GET", "/apis")
     assert GROUP in [g["name"] for g in groups["groups"]]
     status, group = await alice.request("GET", f"/apis/{GROUP}")
-    assert status == 200 and group["preferredVersion"]["version"] == VERSION
+    assert status == 200
+    assert group["preferredVersion"]["version"] == VERSION
 
 
 async def test_unavailable_reasons(setup):
@@ -186,7 +243,8 @@ async def test_unavailable_reasons(setup):
         await asyncio.sleep(0.05)
     assert cond["reason"] == "ServiceNotFound"
     status, body = await admin.request("GET", f"/apis/{GROUP}/{VERSION}/anything")
-    assert status == 503 and body["reason"] == "ServiceUnavailable"
+    assert status == 503
+    assert body["reason"] == "ServiceUnavailable"
 
 
 async def test_backend_failing_discovery_is_failed_discovery_check(setup):
@@ -199,7 +257,9 @@ async def test_backend_failing_discovery_is_failed_discovery_check(setup):
 
 async def test_extension_apiserver_authentication_configmap(setup):
     sb, _, admin, _ = setup
-    _, cm = await admin.request("GET", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication")
+    _, cm = await admin.request(
+        "GET", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+    )
     data = cm["data"]
     assert data["requestheader-client-ca-file"] == sb.requestheader_ca_file.read_text()
     assert data["client-ca-file"] == sb.client_ca_file.read_text()
@@ -215,7 +275,9 @@ async def test_rotating_the_requestheader_ca(setup, tmp_path):
     await sb.rotate_requestheader_ca()
     new_ca = sb.requestheader_ca_file.read_bytes()
     assert new_ca != old_ca
-    _, cm = await admin.request("GET", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication")
+    _, cm = await admin.request(
+        "GET", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+    )
     assert cm["data"]["requestheader-client-ca-file"] == new_ca.decode()
     front = x509.load_pem_x509_certificate(sb.pki.front_proxy_cert.read_bytes())
     front.verify_directly_issued_by(x509.load_pem_x509_certificate(new_ca))
@@ -228,10 +290,27 @@ async def test_rotating_the_requestheader_ca(setup, tmp_path):
     await fresh.start()
     try:
         backend.port = fresh.port
-        ep = {"subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": fresh.port}]}]}
-        await admin.request("PATCH", "/api/v1/namespaces/default/endpoints/backend", data=json.dumps(ep), headers={"Content-Type": "application/merge-patch+json"})
+        ep = {
+            "subsets": [
+                {
+                    "addresses": [{"ip": "127.0.0.1"}],
+                    "ports": [{"name": "https", "port": fresh.port}],
+                }
+            ]
+        }
+        await admin.request(
+            "PATCH",
+            "/api/v1/namespaces/default/endpoints/backend",
+            data=json.dumps(ep),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
         patch = {"spec": {"caBundle": base64.b64encode(fresh.ca.cert_pem).decode()}}
-        await admin.request("PATCH", f"/apis/apiregistration.k8s.io/v1/apiservices/{VERSION}.{GROUP}", data=json.dumps(patch), headers={"Content-Type": "application/merge-patch+json"})
+        await admin.request(
+            "PATCH",
+            f"/apis/apiregistration.k8s.io/v1/apiservices/{VERSION}.{GROUP}",
+            data=json.dumps(patch),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
         status, _ = await alice.request("GET", f"/apis/{GROUP}/{VERSION}/x")
         assert status == 200
         assert fresh.seen[-1]["cn"] == "front-proxy-client"

@@ -11,15 +11,46 @@ from tests.support.sandbox import SandboxHttp
 
 POLICY = {
     "users": [
-        {"name": "alice", "token": "alice-token", "groups": ["devs"], "extra": {"scopes": ["a", "b"]}},
+        {
+            "name": "alice",
+            "token": "alice-token",
+            "groups": ["devs"],
+            "extra": {"scopes": ["a", "b"]},
+        },
         {"name": "bob", "token": "bob-token"},
     ],
     "rules": [
-        {"groups": ["devs"], "verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["pods"], "namespaces": ["default"]},
-        {"users": ["alice"], "verbs": ["get", "patch"], "apiGroups": ["apps"], "resources": ["deployments/scale"]},
-        {"users": ["alice"], "verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["public"]},
-        {"groups": ["system:authenticated"], "verbs": ["get"], "nonResourceURLs": ["/version", "/apis", "/apis/*"]},
-        {"users": ["bob"], "verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"]},
+        {
+            "groups": ["devs"],
+            "verbs": ["get", "list", "watch"],
+            "apiGroups": [""],
+            "resources": ["pods"],
+            "namespaces": ["default"],
+        },
+        {
+            "users": ["alice"],
+            "verbs": ["get", "patch"],
+            "apiGroups": ["apps"],
+            "resources": ["deployments/scale"],
+        },
+        {
+            "users": ["alice"],
+            "verbs": ["get"],
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["public"],
+        },
+        {
+            "groups": ["system:authenticated"],
+            "verbs": ["get"],
+            "nonResourceURLs": ["/version", "/apis", "/apis/*"],
+        },
+        {
+            "users": ["bob"],
+            "verbs": ["create"],
+            "apiGroups": ["authentication.k8s.io"],
+            "resources": ["tokenreviews"],
+        },
     ],
 }
 
@@ -37,15 +68,35 @@ BOB = User("bob", ("system:authenticated",))
     [
         pytest.param(attrs(ALICE, "list", "pods", ns="default"), True, id="group-rule"),
         pytest.param(attrs(ALICE, "list", "pods", ns="kube-system"), False, id="other-namespace"),
-        pytest.param(attrs(ALICE, "delete", "pods", ns="default", name="p"), False, id="verb-not-granted"),
-        pytest.param(attrs(ALICE, "patch", "deployments", group="apps", sub="scale", ns="x", name="w"), True, id="subresource"),
-        pytest.param(attrs(ALICE, "patch", "deployments", group="apps", ns="x", name="w"), False, id="main-resource-not-subresource"),
-        pytest.param(attrs(ALICE, "get", "configmaps", ns="x", name="public"), True, id="resource-name"),
-        pytest.param(attrs(ALICE, "get", "configmaps", ns="x", name="secret"), False, id="other-resource-name"),
-        pytest.param(attrs(ALICE, "list", "configmaps", ns="x"), False, id="list-with-resource-names"),
+        pytest.param(
+            attrs(ALICE, "delete", "pods", ns="default", name="p"), False, id="verb-not-granted"
+        ),
+        pytest.param(
+            attrs(ALICE, "patch", "deployments", group="apps", sub="scale", ns="x", name="w"),
+            True,
+            id="subresource",
+        ),
+        pytest.param(
+            attrs(ALICE, "patch", "deployments", group="apps", ns="x", name="w"),
+            False,
+            id="main-resource-not-subresource",
+        ),
+        pytest.param(
+            attrs(ALICE, "get", "configmaps", ns="x", name="public"), True, id="resource-name"
+        ),
+        pytest.param(
+            attrs(ALICE, "get", "configmaps", ns="x", name="secret"),
+            False,
+            id="other-resource-name",
+        ),
+        pytest.param(
+            attrs(ALICE, "list", "configmaps", ns="x"), False, id="list-with-resource-names"
+        ),
         pytest.param(attrs(BOB, "get", path="/apis/apps/v1"), True, id="non-resource-wildcard"),
         pytest.param(attrs(BOB, "get", path="/metrics"), False, id="non-resource-denied"),
-        pytest.param(attrs(User("root", ("system:masters",)), "delete", "nodes"), True, id="masters"),
+        pytest.param(
+            attrs(User("root", ("system:masters",)), "delete", "nodes"), True, id="masters"
+        ),
         pytest.param(attrs(BOB, "list", "pods", ns="default"), False, id="nothing-granted"),
     ],
 )
@@ -58,7 +109,11 @@ def test_policy_rules(a, allowed):
     [
         pytest.param({"users": [{"name": "x"}]}, "users[0]", id="user-without-token"),
         pytest.param({"rules": [{"users": ["x"]}]}, "rules[0].verbs", id="rule-without-verbs"),
-        pytest.param({"rules": [{"verbs": ["get"], "resource": ["pods"]}]}, "rules[0]: unknown field 'resource'", id="typo"),
+        pytest.param(
+            {"rules": [{"verbs": ["get"], "resource": ["pods"]}]},
+            "rules[0]: unknown field 'resource'",
+            id="typo",
+        ),
         pytest.param({"rules": [{"verbs": "get"}]}, "rules[0].verbs", id="not-a-list"),
         pytest.param({"user": []}, "unknown field 'user'", id="top-level-typo"),
     ],
@@ -79,7 +134,9 @@ async def policed(sandbox_factory):
         pytest.param("", "/api/v1/namespaces/default/pods", 401, id="no-token"),
         pytest.param("wrong", "/api/v1/namespaces/default/pods", 401, id="bad-token"),
         pytest.param("alice-token", "/api/v1/namespaces/default/pods", 200, id="allowed"),
-        pytest.param("alice-token", "/api/v1/namespaces/kube-system/pods", 403, id="forbidden-namespace"),
+        pytest.param(
+            "alice-token", "/api/v1/namespaces/kube-system/pods", 403, id="forbidden-namespace"
+        ),
         pytest.param("bob-token", "/version", 200, id="non-resource"),
         pytest.param("bob-token", "/api/v1/pods", 403, id="forbidden-all-namespaces"),
     ],
@@ -95,21 +152,29 @@ async def test_requests_are_authenticated_and_authorized(policed, token, path, w
         assert body["reason"] == "Unauthorized"
     if want == 403:
         assert body["reason"] == "Forbidden"
-        assert "cannot list resource \"pods\" in API group \"\"" in body["message"]
+        assert 'cannot list resource "pods" in API group ""' in body["message"]
 
 
 async def test_token_review_answers_from_the_policy(policed):
     http = SandboxHttp(policed, token="bob-token")
     try:
-        review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "alice-token"}}
-        status, body = await http.request("POST", "/apis/authentication.k8s.io/v1/tokenreviews", json=review)
+        review = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenReview",
+            "spec": {"token": "alice-token"},
+        }
+        status, body = await http.request(
+            "POST", "/apis/authentication.k8s.io/v1/tokenreviews", json=review
+        )
         assert status == 201
         assert body["status"]["authenticated"] is True
         assert body["status"]["user"]["username"] == "alice"
         assert body["status"]["user"]["groups"] == ["devs", "system:authenticated"]
         assert body["status"]["user"]["extra"] == {"scopes": ["a", "b"]}
         review["spec"]["token"] = "nope"
-        _, body = await http.request("POST", "/apis/authentication.k8s.io/v1/tokenreviews", json=review)
+        _, body = await http.request(
+            "POST", "/apis/authentication.k8s.io/v1/tokenreviews", json=review
+        )
         assert body["status"]["authenticated"] is False
     finally:
         await http.close()
@@ -118,9 +183,37 @@ async def test_token_review_answers_from_the_policy(policed):
 @pytest.mark.parametrize(
     ("spec", "allowed"),
     [
-        pytest.param({"user": "alice", "groups": ["devs"], "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "default"}}, True, id="allowed"),
-        pytest.param({"user": "alice", "groups": ["devs"], "resourceAttributes": {"verb": "delete", "resource": "pods", "namespace": "default"}}, False, id="denied"),
-        pytest.param({"user": "bob", "groups": ["system:authenticated"], "nonResourceAttributes": {"verb": "get", "path": "/version"}}, True, id="non-resource"),
+        pytest.param(
+            {
+                "user": "alice",
+                "groups": ["devs"],
+                "resourceAttributes": {"verb": "list", "resource": "pods", "namespace": "default"},
+            },
+            True,
+            id="allowed",
+        ),
+        pytest.param(
+            {
+                "user": "alice",
+                "groups": ["devs"],
+                "resourceAttributes": {
+                    "verb": "delete",
+                    "resource": "pods",
+                    "namespace": "default",
+                },
+            },
+            False,
+            id="denied",
+        ),
+        pytest.param(
+            {
+                "user": "bob",
+                "groups": ["system:authenticated"],
+                "nonResourceAttributes": {"verb": "get", "path": "/version"},
+            },
+            True,
+            id="non-resource",
+        ),
     ],
 )
 async def test_subject_access_review(policed, spec, allowed):
@@ -137,11 +230,16 @@ async def test_client_certificate_authenticates(policed):
     ctx = ssl.create_default_context(cafile=str(policed.ca_file))
     ctx.load_cert_chain(cert, key)
     async with aiohttp.ClientSession() as session:
-        async with session.get(policed.url + "/api/v1/namespaces/kube-system/configmaps", ssl=ctx) as resp:
+        async with session.get(
+            policed.url + "/api/v1/namespaces/kube-system/configmaps", ssl=ctx
+        ) as resp:
             assert resp.status == 200
         cert2, key2 = policed.issue_client_cert("dave", [])
         ctx2 = ssl.create_default_context(cafile=str(policed.ca_file))
         ctx2.load_cert_chain(cert2, key2)
-        async with session.get(policed.url + "/api/v1/namespaces/kube-system/configmaps", ssl=ctx2) as resp:
+        async with session.get(
+            policed.url + "/api/v1/namespaces/kube-system/configmaps", ssl=ctx2
+        ) as resp:
             body = await resp.json()
-            assert resp.status == 403 and 'User "dave"' in body["message"]
+            assert resp.status == 403
+            assert 'User "dave"' in body["message"]

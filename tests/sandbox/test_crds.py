@@ -34,7 +34,12 @@ def crd(scope="Namespaced", *, versions=("v1",)):
         "spec": {
             "group": "example.com",
             "scope": scope,
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wd"]},
+            "names": {
+                "plural": "widgets",
+                "singular": "widget",
+                "kind": "Widget",
+                "shortNames": ["wd"],
+            },
             "versions": [
                 {
                     "name": v,
@@ -57,14 +62,21 @@ def crd(scope="Namespaced", *, versions=("v1",)):
 
 
 def widget(name, **spec):
-    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"target": "t", **spec}}
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": {"target": "t", **spec},
+    }
 
 
 async def test_crd_is_served_at_once_and_established(kube_client, sandbox_http):
     ext = client.ApiextensionsV1Api(kube_client)
     await ext.create_custom_resource_definition(crd())
     objects = client.CustomObjectsApi(kube_client)
-    created = await objects.create_namespaced_custom_object("example.com", "v1", "default", "widgets", widget("w1", replicas=2))
+    created = await objects.create_namespaced_custom_object(
+        "example.com", "v1", "default", "widgets", widget("w1", replicas=2)
+    )
     assert created["metadata"]["generation"] == 1
     assert created["spec"]["mode"] == "fast"  # schema default applied
     for _ in range(50):
@@ -77,7 +89,9 @@ async def test_crd_is_served_at_once_and_established(kube_client, sandbox_http):
     status, doc = await sandbox_http.request("GET", "/apis/example.com/v1")
     assert status == 200
     names = {r["name"]: r for r in doc["resources"]}
-    assert names["widgets"]["shortNames"] == ["wd"] and "widgets/scale" in names and "widgets/status" in names
+    assert names["widgets"]["shortNames"] == ["wd"]
+    assert "widgets/scale" in names
+    assert "widgets/status" in names
     _, groups = await sandbox_http.request("GET", "/apis")
     assert "example.com" in [g["name"] for g in groups["groups"]]
 
@@ -85,17 +99,35 @@ async def test_crd_is_served_at_once_and_established(kube_client, sandbox_http):
 async def test_custom_object_status_and_scale_subresources(kube_client):
     await client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(crd())
     objects = client.CustomObjectsApi(kube_client)
-    await objects.create_namespaced_custom_object("example.com", "v1", "default", "widgets", widget("w", replicas=2))
+    await objects.create_namespaced_custom_object(
+        "example.com", "v1", "default", "widgets", widget("w", replicas=2)
+    )
     await objects.patch_namespaced_custom_object_status(
-        "example.com", "v1", "default", "widgets", "w", {"status": {"replicas": 2, "selector": "app=w"}},
+        "example.com",
+        "v1",
+        "default",
+        "widgets",
+        "w",
+        {"status": {"replicas": 2, "selector": "app=w"}},
         _content_type="application/merge-patch+json",
     )
-    scale = await objects.get_namespaced_custom_object_scale("example.com", "v1", "default", "widgets", "w")
+    scale = await objects.get_namespaced_custom_object_scale(
+        "example.com", "v1", "default", "widgets", "w"
+    )
     assert scale["spec"]["replicas"] == 2
     assert scale["status"] == {"replicas": 2, "selector": "app=w"}
-    await objects.patch_namespaced_custom_object_scale("example.com", "v1", "default", "widgets", "w", {"spec": {"replicas": 5}}, _content_type="application/merge-patch+json")
+    await objects.patch_namespaced_custom_object_scale(
+        "example.com",
+        "v1",
+        "default",
+        "widgets",
+        "w",
+        {"spec": {"replicas": 5}},
+        _content_type="application/merge-patch+json",
+    )
     got = await objects.get_namespaced_custom_object("example.com", "v1", "default", "widgets", "w")
-    assert got["spec"]["replicas"] == 5 and got["metadata"]["generation"] == 2
+    assert got["spec"]["replicas"] == 5
+    assert got["metadata"]["generation"] == 2
     assert got["status"]["replicas"] == 2
 
 
@@ -121,12 +153,17 @@ async def test_missing_required_field_is_422(kube_client):
     await client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(crd())
     body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x"}, "spec": {}}
     with pytest.raises(ApiException) as err:
-        await client.CustomObjectsApi(kube_client).create_namespaced_custom_object("example.com", "v1", "default", "widgets", body)
-    assert err.value.status == 422 and "spec.target" in err.value.body
+        await client.CustomObjectsApi(kube_client).create_namespaced_custom_object(
+            "example.com", "v1", "default", "widgets", body
+        )
+    assert err.value.status == 422
+    assert "spec.target" in err.value.body
 
 
 async def test_cluster_scoped_crd_and_multiple_versions(kube_client, sandbox_http):
-    await client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(crd("Cluster", versions=("v1", "v1beta1")))
+    await client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(
+        crd("Cluster", versions=("v1", "v1beta1"))
+    )
     objects = client.CustomObjectsApi(kube_client)
     await objects.create_cluster_custom_object("example.com", "v1", "widgets", widget("c"))
     beta = await objects.get_cluster_custom_object("example.com", "v1beta1", "widgets", "c")
@@ -137,27 +174,35 @@ async def test_cluster_scoped_crd_and_multiple_versions(kube_client, sandbox_htt
 
 async def test_strategic_merge_on_custom_resource_is_415(kube_client, sandbox_http):
     await client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(crd())
-    await client.CustomObjectsApi(kube_client).create_namespaced_custom_object("example.com", "v1", "default", "widgets", widget("w"))
+    await client.CustomObjectsApi(kube_client).create_namespaced_custom_object(
+        "example.com", "v1", "default", "widgets", widget("w")
+    )
     status, body = await sandbox_http.request(
         "PATCH",
         "/apis/example.com/v1/namespaces/default/widgets/w",
         data="{}",
         headers={"Content-Type": "application/strategic-merge-patch+json"},
     )
-    assert status == 415 and body["reason"] == "UnsupportedMediaType"
+    assert status == 415
+    assert body["reason"] == "UnsupportedMediaType"
 
 
 async def test_deleting_the_crd_stops_serving_and_deletes_objects(kube_client, sandbox_http):
     ext = client.ApiextensionsV1Api(kube_client)
     await ext.create_custom_resource_definition(crd())
-    await client.CustomObjectsApi(kube_client).create_namespaced_custom_object("example.com", "v1", "default", "widgets", widget("w"))
+    await client.CustomObjectsApi(kube_client).create_namespaced_custom_object(
+        "example.com", "v1", "default", "widgets", widget("w")
+    )
     await ext.delete_custom_resource_definition("widgets.example.com")
     await asyncio.sleep(0.05)
     status, _ = await sandbox_http.request("GET", "/apis/example.com/v1/namespaces/default/widgets")
     assert status == 404
     await ext.create_custom_resource_definition(crd())
-    status, body = await sandbox_http.request("GET", "/apis/example.com/v1/namespaces/default/widgets")
-    assert status == 200 and body["items"] == []
+    status, body = await sandbox_http.request(
+        "GET", "/apis/example.com/v1/namespaces/default/widgets"
+    )
+    assert status == 200
+    assert body["items"] == []
 
 
 async def test_invalid_crd_is_422(kube_client):

@@ -32,7 +32,8 @@ async def test_create_sets_system_fields_and_get_returns_them(kube_client):
         "default", configmap("c1")
     )
     assert status == 201
-    assert created.metadata.uid and created.metadata.creation_timestamp
+    assert created.metadata.uid
+    assert created.metadata.creation_timestamp
     assert int(created.metadata.resource_version) > 0
     got = await core.read_namespaced_config_map("c1", "default")
     assert got.metadata.uid == created.metadata.uid
@@ -132,7 +133,9 @@ async def test_invalid_object_is_422_with_causes(kube_client):
 
 async def test_bad_name_is_422(kube_client):
     with pytest.raises(ApiException) as err:
-        await client.CoreV1Api(kube_client).create_namespaced_config_map("default", configmap("Bad_Name"))
+        await client.CoreV1Api(kube_client).create_namespaced_config_map(
+            "default", configmap("Bad_Name")
+        )
     assert err.value.status == 422
     assert "RFC 1123" in err.value.body
 
@@ -140,17 +143,23 @@ async def test_bad_name_is_422(kube_client):
 async def test_generate_name(kube_client):
     cm = client.V1ConfigMap(metadata=client.V1ObjectMeta(generate_name="gen-"), data={})
     created = await client.CoreV1Api(kube_client).create_namespaced_config_map("default", cm)
-    assert created.metadata.name.startswith("gen-") and len(created.metadata.name) == 9
+    assert created.metadata.name.startswith("gen-")
+    assert len(created.metadata.name) == 9
 
 
 async def test_delete_returns_status_or_object_as_upstream(sandbox_http):
-    await sandbox_http.request("POST", "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "c"}})
+    await sandbox_http.request(
+        "POST", "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "c"}}
+    )
     status, body = await sandbox_http.request("DELETE", "/api/v1/namespaces/default/configmaps/c")
     assert status == 200
-    assert body["kind"] == "Status" and body["status"] == "Success"
-    assert body["details"]["name"] == "c" and body["details"]["kind"] == "configmaps"
+    assert body["kind"] == "Status"
+    assert body["status"] == "Success"
+    assert body["details"]["name"] == "c"
+    assert body["details"]["kind"] == "configmaps"
     status, body = await sandbox_http.request("DELETE", "/api/v1/namespaces/default/configmaps/c")
-    assert status == 404 and body["reason"] == "NotFound"
+    assert status == 404
+    assert body["reason"] == "NotFound"
 
 
 async def test_delete_with_finalizer_marks_then_update_removes(kube_client):
@@ -173,7 +182,8 @@ async def test_delete_precondition_mismatch_is_409(kube_client):
     opts = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="not-the-uid"))
     with pytest.raises(ApiException) as err:
         await core.delete_namespaced_config_map("p", "default", body=opts)
-    assert err.value.status == 409 and "Precondition failed" in err.value.body
+    assert err.value.status == 409
+    assert "Precondition failed" in err.value.body
 
 
 async def test_delete_namespace_deletes_its_objects(kube_client):
@@ -181,14 +191,21 @@ async def test_delete_namespace_deletes_its_objects(kube_client):
     await core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="tmp")))
     await core.create_namespaced_config_map("tmp", configmap("inside"))
     await core.delete_namespace("tmp")
-    assert not [c for c in (await core.list_config_map_for_all_namespaces()).items if c.metadata.namespace == "tmp"]
+    assert not [
+        c
+        for c in (await core.list_config_map_for_all_namespaces()).items
+        if c.metadata.namespace == "tmp"
+    ]
 
 
 async def test_all_namespaces_list(kube_client):
     core = client.CoreV1Api(kube_client)
     await core.create_namespaced_config_map("default", configmap("x1"))
     await core.create_namespaced_config_map("kube-public", configmap("x2"))
-    found = {(c.metadata.namespace, c.metadata.name) for c in (await core.list_config_map_for_all_namespaces()).items}
+    found = {
+        (c.metadata.namespace, c.metadata.name)
+        for c in (await core.list_config_map_for_all_namespaces()).items
+    }
     assert {("default", "x1"), ("kube-public", "x2")} <= found
 
 
@@ -254,7 +271,9 @@ async def test_label_selectors(kube_client, selector, want):
         pytest.param("metadata.name=a", {("default", "a")}, id="name"),
         pytest.param("metadata.name!=a", {("default", "b"), ("kube-public", "c")}, id="name-not"),
         pytest.param("metadata.namespace=kube-public", {("kube-public", "c")}, id="namespace"),
-        pytest.param("metadata.namespace!=default,metadata.name=c", {("kube-public", "c")}, id="both"),
+        pytest.param(
+            "metadata.namespace!=default,metadata.name=c", {("kube-public", "c")}, id="both"
+        ),
     ],
 )
 async def test_field_selectors_across_namespaces(kube_client, selector, want):

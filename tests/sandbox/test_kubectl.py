@@ -94,9 +94,13 @@ def kubectl(sandbox, tmp_path):
 
 async def test_apply_get_reapply(kubectl):
     _, out, _ = await kubectl.apply(MANIFEST)
-    assert "deployment.apps/web created" in out and "configmap/settings created" in out
-    _, out, _ = await kubectl.apply(MANIFEST.replace('level: "1"', 'level: "2"').replace("nginx:1", "nginx:2"))
-    assert "deployment.apps/web configured" in out and "configmap/settings configured" in out
+    assert "deployment.apps/web created" in out
+    assert "configmap/settings created" in out
+    _, out, _ = await kubectl.apply(
+        MANIFEST.replace('level: "1"', 'level: "2"').replace("nginx:1", "nginx:2")
+    )
+    assert "deployment.apps/web configured" in out
+    assert "configmap/settings configured" in out
     _, out, _ = await kubectl("get", "deployment", "web", "-o", "json")
     deploy = json.loads(out)
     assert deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:2"
@@ -104,15 +108,22 @@ async def test_apply_get_reapply(kubectl):
     assert "kubectl.kubernetes.io/last-applied-configuration" in deploy["metadata"]["annotations"]
     _, out, _ = await kubectl("get", "configmap", "settings", "-o", "jsonpath={.data.level}")
     assert out == "2"
-    _, out, _ = await kubectl.apply(MANIFEST.replace('level: "1"', 'level: "2"').replace("nginx:1", "nginx:2"))
+    _, out, _ = await kubectl.apply(
+        MANIFEST.replace('level: "1"', 'level: "2"').replace("nginx:1", "nginx:2")
+    )
     assert "deployment.apps/web unchanged" in out
 
 
 async def test_apply_removes_a_field_dropped_from_the_manifest(kubectl):
-    with_limit = MANIFEST.replace("requests: {cpu: 100m, memory: 64Mi}", "requests: {cpu: 100m, memory: 64Mi}\n          limits: {cpu: 200m}")
+    with_limit = MANIFEST.replace(
+        "requests: {cpu: 100m, memory: 64Mi}",
+        "requests: {cpu: 100m, memory: 64Mi}\n          limits: {cpu: 200m}",
+    )
     await kubectl.apply(with_limit)
     await kubectl.apply(MANIFEST)
-    _, out, _ = await kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].resources}")
+    _, out, _ = await kubectl(
+        "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].resources}"
+    )
     assert json.loads(out) == {"requests": {"cpu": "100m", "memory": "64Mi"}}
 
 
@@ -120,7 +131,9 @@ async def test_scale_then_wait_for_ready_pods(kubectl):
     await kubectl.apply(MANIFEST)
     _, out, _ = await kubectl("scale", "deployment", "web", "--replicas=5")
     assert "deployment.apps/web scaled" in out
-    _, out, _ = await kubectl("wait", "--for=condition=Ready", "pod", "-l", "app=web", "--timeout=30s")
+    _, out, _ = await kubectl(
+        "wait", "--for=condition=Ready", "pod", "-l", "app=web", "--timeout=30s"
+    )
     assert out.count("condition met") == 5
     _, out, _ = await kubectl("get", "deployment", "web", "-o", "jsonpath={.status.readyReplicas}")
     assert out == "5"
@@ -133,8 +146,14 @@ async def test_scale_then_wait_for_ready_pods(kubectl):
     ("args", "want"),
     [
         pytest.param(["-p", '{"data":{"level":"9"}}'], {"level": "9"}, id="strategic"),
-        pytest.param(["--type=merge", "-p", '{"data":{"extra":"x"}}'], {"level": "1", "extra": "x"}, id="merge"),
-        pytest.param(["--type=json", "-p", '[{"op":"remove","path":"/data/level"}]'], None, id="json"),
+        pytest.param(
+            ["--type=merge", "-p", '{"data":{"extra":"x"}}'],
+            {"level": "1", "extra": "x"},
+            id="merge",
+        ),
+        pytest.param(
+            ["--type=json", "-p", '[{"op":"remove","path":"/data/level"}]'], None, id="json"
+        ),
     ],
 )
 async def test_patch(kubectl, args, want):
@@ -149,7 +168,8 @@ async def test_delete_and_not_found(kubectl):
     _, out, _ = await kubectl("delete", "configmap", "settings")
     assert 'configmap "settings" deleted' in out
     code, _, err = await kubectl("get", "configmap", "settings", check=False)
-    assert code == 1 and 'configmaps "settings" not found' in err
+    assert code == 1
+    assert 'configmaps "settings" not found' in err
 
 
 async def test_get_raw_and_api_resources(kubectl):
@@ -157,7 +177,14 @@ async def test_get_raw_and_api_resources(kubectl):
     assert json.loads(out)["groupVersion"] == "apps/v1"
     _, out, _ = await kubectl("api-resources")
     rows = {line.split()[0] for line in out.splitlines()[1:]}
-    assert {"pods", "deployments", "leases", "customresourcedefinitions", "apiservices", "endpointslices"} <= rows
+    assert {
+        "pods",
+        "deployments",
+        "leases",
+        "customresourcedefinitions",
+        "apiservices",
+        "endpointslices",
+    } <= rows
     _, out, _ = await kubectl("api-resources", "--api-group=apps", "-o", "name")
     assert out.split() == ["deployments.apps", "replicasets.apps", "statefulsets.apps"]
 
@@ -186,7 +213,8 @@ async def test_server_side_dry_run_and_auth_can_i(kubectl):
 async def test_invalid_manifest_is_reported(kubectl):
     bad = MANIFEST.replace("labels: {app: web}\n    spec:", "labels: {app: other}\n    spec:")
     code, _, err = await _apply_unchecked(kubectl, bad)
-    assert code == 1 and "is invalid" in err
+    assert code == 1
+    assert "is invalid" in err
 
 
 async def _apply_unchecked(kubectl, text):

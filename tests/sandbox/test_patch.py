@@ -37,7 +37,10 @@ CONTAINERS = {
     [
         pytest.param(
             {"spec": {"containers": [{"name": "b", "image": "b:2"}]}},
-            [{"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}]}, {"name": "b", "image": "b:2"}],
+            [
+                {"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}]},
+                {"name": "b", "image": "b:2"},
+            ],
             id="merge-by-name",
         ),
         pytest.param(
@@ -53,7 +56,11 @@ CONTAINERS = {
         pytest.param(
             {"spec": {"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}]}]}},
             [
-                {"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]},
+                {
+                    "name": "a",
+                    "image": "a:1",
+                    "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}],
+                },
                 {"name": "b", "image": "b:1"},
             ],
             id="nested-env-merge",
@@ -70,9 +77,16 @@ def test_strategic_merge_containers(patch, want_containers):
 
 
 def test_strategic_merge_conditions_by_type_and_retain_keys():
-    target = {"status": {"conditions": [{"type": "Ready", "status": "False"}, {"type": "X", "status": "True"}]}}
+    target = {
+        "status": {
+            "conditions": [{"type": "Ready", "status": "False"}, {"type": "X", "status": "True"}]
+        }
+    }
     got = strategic_merge(target, {"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    assert got["status"]["conditions"] == [{"type": "Ready", "status": "True"}, {"type": "X", "status": "True"}]
+    assert got["status"]["conditions"] == [
+        {"type": "Ready", "status": "True"},
+        {"type": "X", "status": "True"},
+    ]
     strategy = {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}
     got = strategic_merge(strategy, {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}})
     assert got == {"strategy": {"type": "Recreate"}}
@@ -86,9 +100,13 @@ def test_strategic_merge_conditions_by_type_and_retain_keys():
         pytest.param([{"op": "remove", "path": "/a/0"}], {"a": [2]}, id="remove-index"),
         pytest.param([{"op": "replace", "path": "/a", "value": "x"}], {"a": "x"}, id="replace"),
         pytest.param([{"op": "move", "from": "/a", "path": "/c"}], {"c": [1, 2]}, id="move"),
-        pytest.param([{"op": "copy", "from": "/a/1", "path": "/d"}], {"a": [1, 2], "d": 2}, id="copy"),
+        pytest.param(
+            [{"op": "copy", "from": "/a/1", "path": "/d"}], {"a": [1, 2], "d": 2}, id="copy"
+        ),
         pytest.param([{"op": "test", "path": "/a/0", "value": 1}], {"a": [1, 2]}, id="test-ok"),
-        pytest.param([{"op": "add", "path": "/x~1y", "value": 1}], {"a": [1, 2], "x/y": 1}, id="escaped"),
+        pytest.param(
+            [{"op": "add", "path": "/x~1y", "value": 1}], {"a": [1, 2], "x/y": 1}, id="escaped"
+        ),
     ],
 )
 def test_json_patch(ops, want):
@@ -117,7 +135,12 @@ def _deployment():
             "selector": {"matchLabels": {"app": "web"}},
             "template": {
                 "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "main", "image": "nginx:1"}, {"name": "side", "image": "envoy:1"}]},
+                "spec": {
+                    "containers": [
+                        {"name": "main", "image": "nginx:1"},
+                        {"name": "side", "image": "envoy:1"},
+                    ]
+                },
             },
         },
     }
@@ -128,26 +151,42 @@ def _deployment():
     [
         pytest.param(
             "application/strategic-merge-patch+json",
-            {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "envoy:2"}]}}}},
+            {
+                "spec": {
+                    "template": {"spec": {"containers": [{"name": "side", "image": "envoy:2"}]}}
+                }
+            },
             ["nginx:1", "envoy:2"],
             id="strategic",
         ),
         pytest.param(
             "application/merge-patch+json",
-            {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "envoy:2"}]}}}},
+            {
+                "spec": {
+                    "template": {"spec": {"containers": [{"name": "side", "image": "envoy:2"}]}}
+                }
+            },
             ["envoy:2"],
             id="merge-replaces-lists",
         ),
         pytest.param(
             "application/json-patch+json",
-            [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "nginx:2"}],
+            [
+                {
+                    "op": "replace",
+                    "path": "/spec/template/spec/containers/0/image",
+                    "value": "nginx:2",
+                }
+            ],
             ["nginx:2", "envoy:1"],
             id="json-patch",
         ),
     ],
 )
 async def test_patch_formats_through_the_api(sandbox_http, content_type, patch, want_images):
-    await sandbox_http.request("POST", "/apis/apps/v1/namespaces/default/deployments", json=_deployment())
+    await sandbox_http.request(
+        "POST", "/apis/apps/v1/namespaces/default/deployments", json=_deployment()
+    )
     status, body = await sandbox_http.request(
         "PATCH",
         "/apis/apps/v1/namespaces/default/deployments/web",
@@ -161,24 +200,33 @@ async def test_patch_formats_through_the_api(sandbox_http, content_type, patch, 
 
 async def test_patch_with_stale_resource_version_conflicts(kube_client):
     core = client.CoreV1Api(kube_client)
-    cm = await core.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="c")))
+    cm = await core.create_namespaced_config_map(
+        "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="c"))
+    )
     await core.patch_namespaced_config_map("c", "default", {"data": {"a": "1"}})
+    stale = {"metadata": {"resourceVersion": cm.metadata.resource_version}, "data": {"a": "2"}}
     with pytest.raises(ApiException) as err:
-        stale = {"metadata": {"resourceVersion": cm.metadata.resource_version}, "data": {"a": "2"}}
         await core.patch_namespaced_config_map("c", "default", stale)
     assert err.value.status == 409
 
 
 async def test_failed_json_patch_test_is_422_and_unknown_patch_type_415(sandbox_http):
-    await sandbox_http.request("POST", "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "c"}})
+    await sandbox_http.request(
+        "POST", "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "c"}}
+    )
     status, body = await sandbox_http.request(
         "PATCH",
         "/api/v1/namespaces/default/configmaps/c",
         data=json.dumps([{"op": "test", "path": "/data", "value": 1}]),
         headers={"Content-Type": "application/json-patch+json"},
     )
-    assert status == 422 and body["kind"] == "Status"
+    assert status == 422
+    assert body["kind"] == "Status"
     status, body = await sandbox_http.request(
-        "PATCH", "/api/v1/namespaces/default/configmaps/c", data="{}", headers={"Content-Type": "text/plain"}
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/c",
+        data="{}",
+        headers={"Content-Type": "text/plain"},
     )
-    assert status == 415 and body["reason"] == "UnsupportedMediaType"
+    assert status == 415
+    assert body["reason"] == "UnsupportedMediaType"

@@ -16,9 +16,20 @@ async def test_serve_writes_kubeconfig_and_exits_zero_on_signal(tmp_path, sig):
     policy = tmp_path / "policy.yaml"
     policy.write_text(yaml.safe_dump({"users": [{"name": "viewer", "token": "view-token"}]}))
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sandbox", "serve", "--port", "0", "--kubeconfig", str(kubeconfig),
-        "--config", str(policy), "--pod-ready-delay", "0.1",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "sandbox",
+        "serve",
+        "--port",
+        "0",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--config",
+        str(policy),
+        "--pod-ready-delay",
+        "0.1",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         line = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
@@ -28,8 +39,16 @@ async def test_serve_writes_kubeconfig_and_exits_zero_on_signal(tmp_path, sig):
         assert doc["users"][0]["user"]["token"]
         if shutil.which("kubectl"):
             kubectl = await asyncio.create_subprocess_exec(
-                "kubectl", "--kubeconfig", str(kubeconfig), "get", "ns", "kube-system", "-o", "name",
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                "kubectl",
+                "--kubeconfig",
+                str(kubeconfig),
+                "get",
+                "ns",
+                "kube-system",
+                "-o",
+                "name",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
             )
             out, _ = await asyncio.wait_for(kubectl.communicate(), 30)
             assert out.decode().strip() == "namespace/kube-system"
@@ -43,8 +62,18 @@ async def test_bad_config_is_reported_with_exit_2(tmp_path):
     bad = tmp_path / "policy.yaml"
     bad.write_text("rules:\n- users: [x]\n")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sandbox", "serve", "--port", "0", "--kubeconfig", str(tmp_path / "k"),
-        "--config", str(bad), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "sandbox",
+        "serve",
+        "--port",
+        "0",
+        "--kubeconfig",
+        str(tmp_path / "k"),
+        "--config",
+        str(bad),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 2

@@ -10,6 +10,8 @@ from kubernetes_asyncio import client, watch
 
 from tests.support.sandbox import api_client_for
 
+CMS = "/api/v1/namespaces/default/configmaps"
+
 
 def cm(name, labels=None):
     return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name, labels=labels), data={})
@@ -33,17 +35,20 @@ async def raw_watch(sb, path, *, limit=None, timeout=5.0):
     ctx = ssl.create_default_context(cafile=str(sb.ca_file))
     headers = {"Authorization": f"Bearer {sb.admin_token}"}
     events = []
-    async with aiohttp.ClientSession() as session:
-        async with session.get(sb.url + path, ssl=ctx, headers=headers) as resp:
-            async def read():
-                async for line in resp.content:
-                    if line.strip():
-                        events.append(json.loads(line))
-                        if limit and len(events) >= limit:
-                            return
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(sb.url + path, ssl=ctx, headers=headers) as resp,
+    ):
 
-            await asyncio.wait_for(read(), timeout)
-            return resp.status, events
+        async def read():
+            async for line in resp.content:
+                if line.strip():
+                    events.append(json.loads(line))
+                    if limit and len(events) >= limit:
+                        return
+
+        await asyncio.wait_for(read(), timeout)
+        return resp.status, events
 
 
 async def test_watch_without_resource_version_starts_with_added_then_follows(kube_client):
@@ -75,10 +80,14 @@ async def test_watch_resumes_from_resource_version(kube_client, sandbox):
     first = await core.create_namespaced_config_map("default", cm("one"))
     await core.create_namespaced_config_map("default", cm("two"))
     await core.create_namespaced_config_map("default", cm("three"))
-    path = f"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={first.metadata.resource_version}&timeoutSeconds=1"
+    rv = first.metadata.resource_version
+    path = f"{CMS}?watch=true&resourceVersion={rv}&timeoutSeconds=1"
     status, events = await raw_watch(sandbox, path)
     assert status == 200
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "two"), ("ADDED", "three")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "two"),
+        ("ADDED", "three"),
+    ]
 
 
 async def test_too_old_resource_version_is_410_error_event(sandbox_factory):
@@ -87,10 +96,14 @@ async def test_too_old_resource_version_is_410_error_event(sandbox_factory):
         core = client.CoreV1Api(api)
         for i in range(10):
             await core.create_namespaced_config_map("default", cm(f"c{i}"))
-    status, events = await raw_watch(sb, "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=2")
+    status, events = await raw_watch(
+        sb, "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=2"
+    )
     assert status == 200
-    assert len(events) == 1 and events[0]["type"] == "ERROR"
-    assert events[0]["object"]["code"] == 410 and events[0]["object"]["reason"] == "Expired"
+    assert len(events) == 1
+    assert events[0]["type"] == "ERROR"
+    assert events[0]["object"]["code"] == 410
+    assert events[0]["object"]["reason"] == "Expired"
     assert "too old resource version" in events[0]["object"]["message"]
 
 
@@ -115,7 +128,7 @@ async def test_label_selector_watch_sees_objects_enter_and_leave(kube_client, sa
     await core.patch_namespaced_config_map("x", "default", {"metadata": {"labels": {"app": "b"}}})
     await core.patch_namespaced_config_map("x", "default", {"data": {"k": "v"}})
     await core.patch_namespaced_config_map("x", "default", {"metadata": {"labels": {"app": "a"}}})
-    path = f"/api/v1/namespaces/default/configmaps?watch=1&labelSelector=app%3Db&resourceVersion={start}&timeoutSeconds=1"
+    path = f"{CMS}?watch=1&labelSelector=app%3Db&resourceVersion={start}&timeoutSeconds=1"
     _, events = await raw_watch(sandbox, path)
     assert [e["type"] for e in events] == ["ADDED", "MODIFIED", "DELETED"]
     assert events[-1]["object"]["metadata"]["labels"] == {"app": "b"}  # the last state it matched
@@ -126,7 +139,8 @@ async def test_field_selector_watch_on_one_name(kube_client, sandbox):
     start = (await core.list_namespaced_config_map("default")).metadata.resource_version
     await core.create_namespaced_config_map("default", cm("wanted"))
     await core.create_namespaced_config_map("default", cm("other"))
-    path = f"/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dwanted&resourceVersion={start}&timeoutSeconds=1"
+    query = f"fieldSelector=metadata.name%3Dwanted&resourceVersion={start}&timeoutSeconds=1"
+    path = f"{CMS}?watch=1&{query}"
     _, events = await raw_watch(sandbox, path)
     assert [e["object"]["metadata"]["name"] for e in events] == ["wanted"]
 
@@ -144,15 +158,18 @@ async def test_watch_flag_spellings_and_timeout(sandbox, flag):
 async def test_bookmarks_when_asked(sandbox_factory):
     sb = await sandbox_factory(bookmark_interval=0.2)
     rv = str(sb.store.rv)
-    path = f"/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=1"
+    query = f"allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=1"
+    path = f"/api/v1/namespaces/default/pods?watch=1&{query}"
     _, events = await raw_watch(sb, path)
-    assert events and all(e["type"] == "BOOKMARK" for e in events)
+    assert events
+    assert all(e["type"] == "BOOKMARK" for e in events)
     assert events[0]["object"]["kind"] == "Pod"
     assert int(events[0]["object"]["metadata"]["resourceVersion"]) >= int(rv)
 
 
 async def test_send_initial_events_ends_with_marked_bookmark(sandbox):
-    path = "/api/v1/namespaces?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+    query = "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"
+    path = f"/api/v1/namespaces?watch=1&{query}&timeoutSeconds=1"
     _, events = await raw_watch(sandbox, path, limit=5)
     assert [e["type"] for e in events[:4]] == ["ADDED"] * 4
     assert events[4]["type"] == "BOOKMARK"

@@ -14,7 +14,11 @@ def workload(kind, name, replicas, *, cpu="250m"):
         "selector": {"matchLabels": labels},
         "template": {
             "metadata": {"labels": labels, "annotations": {"note": "from-template"}},
-            "spec": {"containers": [{"name": "main", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]},
+            "spec": {
+                "containers": [
+                    {"name": "main", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}
+                ]
+            },
         },
     }
     if kind == "StatefulSet":
@@ -47,9 +51,21 @@ CREATE = {
     "ReplicaSet": "create_namespaced_replica_set",
 }
 SCALE = {
-    "Deployment": ("read_namespaced_deployment_scale", "replace_namespaced_deployment_scale", "patch_namespaced_deployment_scale"),
-    "StatefulSet": ("read_namespaced_stateful_set_scale", "replace_namespaced_stateful_set_scale", "patch_namespaced_stateful_set_scale"),
-    "ReplicaSet": ("read_namespaced_replica_set_scale", "replace_namespaced_replica_set_scale", "patch_namespaced_replica_set_scale"),
+    "Deployment": (
+        "read_namespaced_deployment_scale",
+        "replace_namespaced_deployment_scale",
+        "patch_namespaced_deployment_scale",
+    ),
+    "StatefulSet": (
+        "read_namespaced_stateful_set_scale",
+        "replace_namespaced_stateful_set_scale",
+        "patch_namespaced_stateful_set_scale",
+    ),
+    "ReplicaSet": (
+        "read_namespaced_replica_set_scale",
+        "replace_namespaced_replica_set_scale",
+        "patch_namespaced_replica_set_scale",
+    ),
 }
 
 
@@ -59,13 +75,19 @@ async def test_scale_subresource_get_put_patch(kube_client, kind):
     await getattr(apps, CREATE[kind])("default", workload(kind, "w", 2))
     read, replace, patch = (getattr(apps, m) for m in SCALE[kind])
     scale = await read("w", "default")
-    assert scale.kind == "Scale" and scale.api_version == "autoscaling/v1"
-    assert scale.spec.replicas == 2 and scale.status.selector == "app=w"
+    assert scale.kind == "Scale"
+    assert scale.api_version == "autoscaling/v1"
+    assert scale.spec.replicas == 2
+    assert scale.status.selector == "app=w"
     scale.spec.replicas = 3
     assert (await replace("w", "default", scale)).spec.replicas == 3
     assert (await patch("w", "default", {"spec": {"replicas": 1}})).spec.replicas == 1
     obj = await apps.api_client.call_api(
-        f"/apis/apps/v1/namespaces/default/{kind.lower()}s/w", "GET", response_types_map={200: "object"}, auth_settings=["BearerToken"], _return_http_data_only=True
+        f"/apis/apps/v1/namespaces/default/{kind.lower()}s/w",
+        "GET",
+        response_types_map={200: "object"},
+        auth_settings=["BearerToken"],
+        _return_http_data_only=True,
     )
     assert obj["spec"]["replicas"] == 1
     assert obj["metadata"]["generation"] == 3
@@ -96,23 +118,30 @@ async def test_deployment_pods_follow_replicas_and_become_ready(kube_client):
 
     async def three_ready():
         pods = (await core.list_namespaced_pod("default", label_selector="app=web")).items
-        assert len(pods) == 3 and all(ready(p) for p in pods)
+        assert len(pods) == 3
+        assert all(ready(p) for p in pods)
         return pods
 
     pods = await eventually(three_ready)
     pod = pods[0]
     assert pod.metadata.name.startswith("web-")
-    assert pod.metadata.owner_references[0].kind == "Deployment" and pod.metadata.owner_references[0].controller
+    assert pod.metadata.owner_references[0].kind == "Deployment"
+    assert pod.metadata.owner_references[0].controller
     assert pod.metadata.annotations == {"note": "from-template"}
     assert pod.spec.containers[0].resources.requests == {"cpu": "250m"}
-    assert pod.status.phase == "Running" and pod.status.start_time is not None
+    assert pod.status.phase == "Running"
+    assert pod.status.start_time is not None
     cond = next(c for c in pod.status.conditions if c.type == "Ready")
     assert cond.last_transition_time is not None
     assert {c.type for c in pod.status.conditions} >= {"Ready", "ContainersReady", "PodScheduled"}
 
     async def status_current():
         d = await apps.read_namespaced_deployment("web", "default")
-        assert (d.status.replicas, d.status.ready_replicas, d.status.available_replicas) == (3, 3, 3)
+        assert (d.status.replicas, d.status.ready_replicas, d.status.available_replicas) == (
+            3,
+            3,
+            3,
+        )
         assert d.status.observed_generation == d.metadata.generation
         return d
 
@@ -122,7 +151,8 @@ async def test_deployment_pods_follow_replicas_and_become_ready(kube_client):
     async def one_left():
         pods = (await core.list_namespaced_pod("default", label_selector="app=web")).items
         d = await apps.read_namespaced_deployment("web", "default")
-        assert len(pods) == 1 and d.status.replicas == 1
+        assert len(pods) == 1
+        assert d.status.replicas == 1
         return True
 
     await eventually(one_left)
@@ -138,7 +168,8 @@ async def test_pods_become_ready_only_after_the_delay(sandbox_factory):
 
         async def running():
             pods = (await core.list_namespaced_pod("default")).items
-            assert pods and pods[0].status.phase == "Running"
+            assert pods
+            assert pods[0].status.phase == "Running"
             return pods[0]
 
         pod = await eventually(running)
@@ -174,12 +205,18 @@ async def test_deleted_pod_is_replaced(kube_client):
     apps, core = client.AppsV1Api(kube_client), client.CoreV1Api(kube_client)
     await apps.create_namespaced_deployment("default", workload("Deployment", "web", 2))
     await eventually(lambda: _count(core, "app=web", 2))
-    victim = (await core.list_namespaced_pod("default", label_selector="app=web")).items[0].metadata.name
+    victim = (
+        (await core.list_namespaced_pod("default", label_selector="app=web")).items[0].metadata.name
+    )
     await core.delete_namespaced_pod(victim, "default")
 
     async def replaced():
-        names = {p.metadata.name for p in (await core.list_namespaced_pod("default", label_selector="app=web")).items}
-        assert len(names) == 2 and victim not in names
+        names = {
+            p.metadata.name
+            for p in (await core.list_namespaced_pod("default", label_selector="app=web")).items
+        }
+        assert len(names) == 2
+        assert victim not in names
         return True
 
     await eventually(replaced)

@@ -40,7 +40,9 @@ async def sandbox(sandbox_factory: Callable[..., Awaitable[Sandbox]]) -> Sandbox
 async def api_client_for(sb: Sandbox) -> client.ApiClient:
     """A kubernetes-asyncio ApiClient configured from the sandbox's kubeconfig."""
     configuration = client.Configuration()
-    await config.load_kube_config(config_file=str(sb.kubeconfig), client_configuration=configuration)
+    await config.load_kube_config(
+        config_file=str(sb.kubeconfig), client_configuration=configuration
+    )
     return client.ApiClient(configuration=configuration)
 
 
@@ -67,7 +69,13 @@ class SandboxHttp:
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx))
 
     async def request(
-        self, method: str, path: str, *, json: Any = None, data: Any = None, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        data: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         import json as jsonlib
 
@@ -76,7 +84,9 @@ class SandboxHttp:
         if json is not None:
             data = jsonlib.dumps(json)
             hdrs.setdefault("Content-Type", "application/json")
-        async with self.session.request(method, self.sb.url + path, data=data, headers=hdrs) as resp:
+        async with self.session.request(
+            method, self.sb.url + path, data=data, headers=hdrs
+        ) as resp:
             text = await resp.text()
             try:
                 return resp.status, jsonlib.loads(text)
