@@ -201,3 +201,29 @@ def test_unreachable_prometheus_exits_2(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2, proc.stderr
     assert "cannot reach Prometheus" in proc.stderr or "failed" in proc.stderr
+
+
+def test_scale_to_zero_and_wake_up_over_a_timeline() -> None:
+    spec = parse_spec(
+        {
+            "minReplicas": 0,
+            "maxReplicas": 10,
+            "metrics": [
+                {
+                    "type": "External",
+                    "external": {
+                        "metric": {"name": "queue"},
+                        "target": {"type": "AverageValue", "averageValue": "1"},
+                    },
+                }
+            ],
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}},
+        },
+        "spec",
+    )
+    values = [2.0, 2.0, 0.0, 0.0, 0.0, 3.0, 3.0]
+    timeline = [SimPoint((T0 + 15 * i) * NS, (v,)) for i, v in enumerate(values)]
+    steps = simulate(spec, timeline, replicas=2, pod_ready_delay=0)
+    assert [s.desired for s in steps] == [2, 2, 0, 0, 0, 3, 3]
+    assert "scale 2 -> 0" in steps[2].summary
+    assert "scale 0 -> 3" in steps[5].summary
