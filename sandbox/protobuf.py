@@ -1,12 +1,13 @@
 """Just enough of Kubernetes' protobuf encoding to read what kubectl sends as protobuf.
 
-kubectl's typed clients POST some bodies as `application/vnd.kubernetes.protobuf` (e.g.
-`kubectl auth can-i` creates a SelfSubjectAccessReview); the answer may be JSON. Only the
-review kinds are decoded; anything else is 415, as before.
+kubectl's typed clients POST some bodies as `application/vnd.kubernetes.protobuf`
+(`kubectl auth can-i`, `kubectl create namespace|configmap|secret`); the answer may be JSON.
+Field numbers are those of k8s.io/api's generated.proto. Other kinds are 415.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 MAGIC = b"k8s\x00"
@@ -82,20 +83,64 @@ def _spec(spec: dict[int, list[bytes | int]], *, self_review: bool) -> dict[str,
     return out
 
 
-def decode_review(raw: bytes) -> dict[str, Any]:
-    """A (Self)SubjectAccessReview in the protobuf envelope, as the JSON document."""
+def _map(msg: dict[int, list[bytes | int]], number: int, *, text: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for entry in msg.get(number, []):
+        if isinstance(entry, bytes):
+            kv = fields(entry)
+            value = kv.get(2, [b""])[-1]
+            raw = value if isinstance(value, bytes) else b""
+            out[_str(kv, 1)] = raw.decode() if text else base64.b64encode(raw).decode()
+    return out
+
+
+_META = (("name", 1), ("generateName", 2), ("namespace", 3))
+
+
+def _meta(msg: dict[int, list[bytes | int]] | None) -> dict[str, Any]:
+    # ObjectMeta: 1 name, 2 generateName, 3 namespace, 11 labels, 12 annotations, 14 finalizers
+    if msg is None:
+        return {}
+    meta: dict[str, Any] = {k: _str(msg, n) for k, n in _META if n in msg}
+    for key, number in (("labels", 11), ("annotations", 12)):
+        if number in msg:
+            meta[key] = _map(msg, number)
+    if 14 in msg:
+        meta["finalizers"] = [f.decode() for f in msg[14] if isinstance(f, bytes)]
+    return meta
+
+
+def _object(kind: str, obj: dict[int, list[bytes | int]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"metadata": _meta(_msg(obj, 1))}
+    if kind == "ConfigMap":  # 2 data, 3 binaryData
+        if 2 in obj:
+            out["data"] = _map(obj, 2)
+        if 3 in obj:
+            out["binaryData"] = _map(obj, 3, text=False)
+    elif kind == "Secret":  # 2 data (bytes), 3 type, 4 stringData
+        if 2 in obj:
+            out["data"] = _map(obj, 2, text=False)
+        if 3 in obj:
+            out["type"] = _str(obj, 3)
+        if 4 in obj:
+            out["stringData"] = _map(obj, 4)
+    elif kind in ("SelfSubjectAccessReview", "SubjectAccessReview"):
+        out["spec"] = _spec(_msg(obj, 2) or {}, self_review=kind.startswith("Self"))
+    return out
+
+
+SUPPORTED = {"Namespace", "ConfigMap", "Secret", "SelfSubjectAccessReview", "SubjectAccessReview"}
+
+
+def decode(raw: bytes) -> dict[str, Any]:
+    """A protobuf-encoded object of a SUPPORTED kind, as its JSON document."""
     if not raw.startswith(MAGIC):
         raise ProtobufError("missing the k8s protobuf magic prefix")
     unknown = fields(raw[len(MAGIC) :])
     type_meta = _msg(unknown, 1) or {}
     api_version, kind = _str(type_meta, 1), _str(type_meta, 2)
-    if kind not in ("SelfSubjectAccessReview", "SubjectAccessReview"):
+    if kind not in SUPPORTED:
         raise ProtobufError(f"protobuf bodies of kind {kind!r} are not supported")
     body = unknown.get(2, [b""])[-1]
-    review = fields(body if isinstance(body, bytes) else b"")
-    spec = _msg(review, 2) or {}
-    return {
-        "apiVersion": api_version,
-        "kind": kind,
-        "spec": _spec(spec, self_review=kind.startswith("Self")),
-    }
+    obj = _object(kind, fields(body if isinstance(body, bytes) else b""))
+    return {"apiVersion": api_version, "kind": kind, **obj}

@@ -82,14 +82,7 @@ async def serve_resource(
     if rt.key in REVIEWS:
         if method != "POST" or info.name:
             raise errors.method_not_allowed(method)
-        raw = await read_raw(request)
-        if "protobuf" in request.content_type:
-            try:
-                body = protobuf.decode_review(raw)
-            except protobuf.ProtobufError as err:
-                raise errors.unsupported_media_type(f"{request.content_type} ({err})") from err
-        else:
-            body = decode(raw, request.content_type)
+        body = await read_body(request)
         return respond(_review(ctx, rt, body, user), status=201)
     if not info.name:
         return await _collection(request, ctx, rt, info, namespace, dry_run)
@@ -159,7 +152,7 @@ async def _collection(
     if method == "POST":
         if info.subresource:
             raise errors.method_not_allowed(method)
-        body = decode(await read_raw(request), request.content_type)
+        body = await read_body(request)
         return respond(api.create(rt, namespace, body, dry_run=dry_run), status=201)
     if method == "DELETE":
         labels, fields = selectors(query)
@@ -169,6 +162,17 @@ async def _collection(
             _list_body(rt, [d for d in deleted if d.get("kind") != "Status"], api.store.rv)
         )
     raise errors.method_not_allowed(method)
+
+
+async def read_body(request: web.Request) -> Any:
+    """JSON, YAML, or the protobuf that kubectl's typed clients send for a few kinds."""
+    raw = await read_raw(request)
+    if "protobuf" in request.content_type:
+        try:
+            return protobuf.decode(raw)
+        except protobuf.ProtobufError as err:
+            raise errors.unsupported_media_type(f"{request.content_type} ({err})") from err
+    return decode(raw, request.content_type)
 
 
 def _list_response(api: Api, rt: ResourceType, items: list[Obj]) -> web.Response:

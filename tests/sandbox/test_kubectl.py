@@ -221,3 +221,22 @@ async def _apply_unchecked(kubectl, text):
     path = kubectl.tmp / "bad.yaml"
     path.write_text(text)
     return await kubectl("apply", "-f", str(path), check=False)
+
+
+async def test_imperative_create_sends_protobuf_and_works(kubectl):
+    # kubectl's typed clients send these bodies as application/vnd.kubernetes.protobuf
+    await kubectl("create", "namespace", "team")
+    await kubectl("create", "configmap", "c", "--from-literal=a=b", "-n", "team")
+    await kubectl("create", "secret", "generic", "s", "--from-literal=p=q", "-n", "team")
+    _, out, _ = await kubectl("get", "configmap", "c", "-n", "team", "-o", "jsonpath={.data}")
+    assert json.loads(out) == {"a": "b"}
+    _, out, _ = await kubectl("get", "secret", "s", "-n", "team", "-o", "jsonpath={.data.p}")
+    assert out == "cQ=="  # base64 of "q"
+
+
+async def test_rollout_status_and_describe(kubectl):
+    await kubectl.apply(MANIFEST)
+    _, out, _ = await kubectl("rollout", "status", "deployment/web", "--timeout=20s")
+    assert 'deployment "web" successfully rolled out' in out
+    _, out, _ = await kubectl("describe", "deployment", "web")
+    assert "2 desired | 2 updated | 2 total | 2 available | 0 unavailable" in out
