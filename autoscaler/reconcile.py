@@ -109,7 +109,7 @@ class Reconciler:
         specs = list(spec.get("metrics") or [])
         pods: list[JSON] = []
         pods_error = ""
-        if any(m.get("type") in NEEDS_PODS for m in specs):
+        if any(_needs_pods(m) for m in specs):
             try:
                 pods = await self._cluster.list_pods(ns, scale.selector)
             except ClusterError as e:
@@ -117,7 +117,7 @@ class Reconciler:
         sel = scale.selector
 
         async def one(m: Mapping[str, Any]) -> JSON:
-            if pods_error and m.get("type") in NEEDS_PODS:
+            if pods_error and _needs_pods(m):
                 return {"error": pods_error}
             return await self._cluster.fetch_metric(ns, m, pod_selector=sel)
 
@@ -266,6 +266,16 @@ def _age(before: list[Any], after: list[Any]) -> float:
     except (KeyError, ValueError):  # empty or unparsable: refresh
         return float("inf")
     return (new - old).total_seconds()
+
+
+def _needs_pods(metric: Mapping[str, Any]) -> bool:
+    """Pod-based metrics need the pods; so do Object/External Value targets, which multiply
+    the ratio by the ready pod count (upstream getUsageRatioReplicaCount)."""
+    kind = str(metric.get("type", ""))
+    if kind in NEEDS_PODS:
+        return True
+    source = metric.get(kind[:1].lower() + kind[1:]) or {}
+    return (source.get("target") or {}).get("type") == "Value"
 
 
 def _key(obj: Mapping[str, Any]) -> str:

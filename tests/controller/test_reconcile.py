@@ -179,7 +179,8 @@ async def test_follower_reads_and_decides_but_never_writes():
 @pytest.mark.parametrize(
     ("metrics", "want_pod_calls"),
     [
-        pytest.param([external("queue", "10")], 0, id="external-only-skips-pods"),
+        pytest.param([external("queue", "10", average=True)], 0, id="external-average-skips-pods"),
+        pytest.param([external("queue", "10")], 1, id="external-value-counts-ready-pods"),
         pytest.param([pods_metric("rps", "10")], 1, id="pods-metric-lists-pods"),
     ],
 )
@@ -226,3 +227,29 @@ async def test_manual_zero_stays_with_scaling_disabled():
     assert cluster.scale_writes == []
     assert outcome.reason == "ScalingDisabled"
     assert not outcome.at_zero_awake
+
+
+def ready_pod(name: str) -> dict:
+    return {
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
+        "status": {
+            "phase": "Running",
+            "startTime": "2025-12-31T00:00:00Z",
+            "conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2025-12-31T00:00:00Z"}
+            ],
+        },
+    }
+
+
+async def test_external_value_target_scales_by_the_ready_pod_count():
+    cluster = FakeCluster()
+    cluster.add_target("web", 3)
+    cluster.pods = [ready_pod("a"), ready_pod("b")]  # one of the 3 replicas has no pod yet
+    cluster.metrics["queue"] = external_value("30")
+    obj = autoscaler(metrics=[external("queue", "10")])
+
+    await reconciler(cluster).reconcile(obj, now=NOW)
+
+    # ratio 30/10 = 3 times the 2 ready pods (upstream getUsageRatioReplicaCount)
+    assert cluster.scale_writes == [("web", 6)]
