@@ -81,7 +81,61 @@ async def in_batches(coros, size: int = 32) -> None:
         await asyncio.gather(*coros[i : i + size])
 
 
-async def create_objects(st: Stack, n: int) -> None:
+WORKERS_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "workers.bench.promscaler.dev"},
+    "spec": {
+        "group": "bench.promscaler.dev",
+        "scope": "Namespaced",
+        "names": {
+            "kind": "Worker",
+            "plural": "workers",
+            "singular": "worker",
+            "listKind": "WorkerList",
+        },
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+                "subresources": {
+                    "status": {},
+                    "scale": {
+                        "specReplicasPath": ".spec.replicas",
+                        "statusReplicasPath": ".status.replicas",
+                        "labelSelectorPath": ".spec.selector",
+                    },
+                },
+            }
+        ],
+    },
+}
+
+
+async def create_target(st: Stack, name: str, kind: str) -> None:
+    """A Deployment (the sandbox runs its pods), or a pod-less custom resource with /scale."""
+    if kind == "deployment":
+        await st.deployment(name, 1)
+        return
+    body = {
+        "apiVersion": "bench.promscaler.dev/v1",
+        "kind": "Worker",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"replicas": 1, "selector": f"app={name}"},
+    }
+    await st.kube.request(
+        "POST", f"/apis/bench.promscaler.dev/v1/namespaces/{NS}/workers", body=body
+    )
+
+
+async def create_objects(st: Stack, n: int, kind: str) -> None:
     await st.kube.request(
         "POST",
         "/api/v1/namespaces",
@@ -91,9 +145,19 @@ async def create_objects(st: Stack, n: int) -> None:
     series = [({"__name__": "e2e_queue_depth", "queue": f"q{i}"}, [(now, 10.0)]) for i in range(n)]
     for i in range(0, n, 1000):
         await remote_write(st.prometheus_url, series[i : i + 1000])
-    await in_batches(st.deployment(f"w{i}", 1) for i in range(n))
+    if kind == "worker":
+        await st.kube.request(
+            "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=WORKERS_CRD
+        )
+        await asyncio.sleep(1)
+    await in_batches(create_target(st, f"w{i}", kind) for i in range(n))
+    ref = (
+        target_ref
+        if kind == "deployment"
+        else lambda name: {"apiVersion": "bench.promscaler.dev/v1", "kind": "Worker", "name": name}
+    )
     spec = lambda i: {  # noqa: E731 - tiny, local
-        "scaleTargetRef": target_ref(f"w{i}"),
+        "scaleTargetRef": ref(f"w{i}"),
         "minReplicas": 1,
         "maxReplicas": 10,
         "metrics": [external_metric(f"q{i}")],  # 10 per pod against 10: steady at 1
@@ -164,6 +228,13 @@ async def main() -> None:
     p.add_argument("--sync-period", type=float, default=15.0)
     p.add_argument("--workers", type=int, default=32)
     p.add_argument("--wake-trials", type=int, default=5)
+    p.add_argument(
+        "--targets",
+        choices=["worker", "deployment"],
+        default="worker",
+        help="worker: a pod-less custom resource with /scale (the sandbox cannot run 5,000 "
+        "Deployments' pods in reasonable time); deployment: real Deployments",
+    )
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-controller-"))
     (tmp / "prometheus").mkdir()
@@ -183,9 +254,9 @@ async def main() -> None:
         st = Stack(kubeconfig, kube, prom, prom.url, namespace=NS, tmp=tmp)
         await st.apply_crd()
         t0 = time.monotonic()
-        await create_objects(st, args.autoscalers)
+        await create_objects(st, args.autoscalers, args.targets)
         print(
-            f"created {args.autoscalers} Deployments + Autoscalers in {time.monotonic() - t0:.1f}s"
+            f"created {args.autoscalers} targets ({args.targets}) + Autoscalers in {time.monotonic() - t0:.1f}s"
         )
         await asyncio.sleep(2)  # the adapter discovers the series (relist 1s)
 
