@@ -255,9 +255,8 @@ async def main() -> None:
         await st.apply_crd()
         t0 = time.monotonic()
         await create_objects(st, args.autoscalers, args.targets)
-        print(
-            f"created {args.autoscalers} targets ({args.targets}) + Autoscalers in {time.monotonic() - t0:.1f}s"
-        )
+        took = time.monotonic() - t0
+        print(f"created {args.autoscalers} {args.targets}s + Autoscalers in {took:.1f}s")
         await asyncio.sleep(2)  # the adapter discovers the series (relist 1s)
 
         lags: list[float] = []
