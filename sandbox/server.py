@@ -180,8 +180,10 @@ class Sandbox:
         self.kubeconfig.chmod(0o600)
 
     async def stop(self) -> None:
+        """Stop serving and the controllers; safe to call more than once."""
         if self.aggregator:
             await self.aggregator.stop()
+            self.aggregator = None
         await self.workloads.stop()
         self.crds.stop()
         if self._runner:

@@ -65,7 +65,8 @@ class Backend:
         ctx.verify_mode = ssl.CERT_REQUIRED  # only the front proxy may call
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self.handle)
-        self.runner = web.AppRunner(app)
+        # the sandbox keeps checking availability over keep-alive: do not wait for it on stop
+        self.runner = web.AppRunner(app, shutdown_timeout=0.2)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0, ssl_context=ctx)
         await site.start()
@@ -176,6 +177,7 @@ async def setup(sandbox_factory, tmp_path):
     yield sb, backend, admin, alice
     await admin.close()
     await alice.close()
+    await sb.stop()  # first, so that no availability check races the backend's shutdown
     await backend.stop()
 
 
