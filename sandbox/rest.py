@@ -91,7 +91,7 @@ async def serve_resource(
     api = ctx.api
     if method in ("GET", "HEAD"):
         obj = api.get(rt, namespace, info.name)
-        return _maybe_table(request, rt, [obj], single=True) or respond(obj)
+        return _maybe_table(request, ctx, rt, [obj]) or respond(obj)
     if method == "PUT":
         body = decode(await read_raw(request), request.content_type)
         obj, created = api.update(
@@ -148,7 +148,7 @@ async def _collection(
                 options=_watch_options(ctx, query),
             )
         items = api.list(rt, scope, labels=labels, fields=fields)
-        return _maybe_table(request, rt, items, single=False) or _list_response(api, rt, items)
+        return _maybe_table(request, ctx, rt, items) or _list_response(api, rt, items)
     if method == "POST":
         if info.subresource:
             raise errors.method_not_allowed(method)
@@ -268,9 +268,10 @@ def _review(ctx: RestContext, rt: ResourceType, body: Any, user: auth.User) -> O
 
 
 def _maybe_table(
-    request: web.Request, rt: ResourceType, items: list[Obj], *, single: bool
+    request: web.Request, ctx: RestContext, rt: ResourceType, items: list[Obj]
 ) -> web.Response | None:
-    accept = request.headers.get("Accept", "")
-    if "as=Table" not in accept:
+    """A Table when kubectl asks for one (`Accept: ...;as=Table;...`), else None."""
+    if "as=Table" not in request.headers.get("Accept", ""):
         return None
-    return respond(tables.table(rt, items, include=request.query.get("includeObject", "Metadata")))
+    include = request.query.get("includeObject", "Metadata")
+    return respond(tables.table(rt, items, include=include, now=ctx.api.clock()))

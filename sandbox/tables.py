@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from common.kubetime import parse_time
@@ -69,10 +69,8 @@ _EXTRA: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
 }
 
 
-def table(
-    rt: ResourceType, items: list[Obj], *, include: str = "Metadata", now: datetime | None = None
-) -> Obj:
-    now = now or datetime.now(UTC)
+def table(rt: ResourceType, items: list[Obj], *, include: str, now: datetime) -> Obj:
+    """kubectl's default columns: Name, a few per-type cells, Age; rows carry the metadata."""
     extra_cols, cells = _EXTRA.get(rt.key, ([], None))
     rows = []
     for obj in items:

@@ -17,7 +17,7 @@ import logging
 from typing import Any
 
 from common.kubetime import format_time
-from sandbox import errors
+from sandbox import errors, kubelet
 from sandbox.operations import Api, random_suffix
 from sandbox.resources import Registry, ResourceType
 from sandbox.store import Change, Obj
@@ -326,93 +326,35 @@ class Workloads:
         status = pod.get("status") or {}
         if status.get("phase", "Pending") != "Pending" or status.get("startTime"):
             return  # someone else (a test) owns this pod's status
-        ts = format_time(self.api.clock())
-        ip = next(self._ips)
         immediate = self.ready_delay <= 0
-        flag = "True" if immediate else "False"
-        containers = (pod.get("spec") or {}).get("containers") or []
-        new_status = {
-            **status,
-            "phase": "Running",
-            "startTime": ts,
-            "hostIP": "10.0.0.1",
-            "hostIPs": [{"ip": "10.0.0.1"}],
-            "podIP": f"10.244.{ip // 250}.{ip % 250 + 1}",
-            "podIPs": [{"ip": f"10.244.{ip // 250}.{ip % 250 + 1}"}],
-            "conditions": [
-                {
-                    "type": "PodReadyToStartContainers",
-                    "status": "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": ts,
-                },
-                {
-                    "type": "Initialized",
-                    "status": "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": ts,
-                },
-                _condition("Ready", flag, ts),
-                _condition("ContainersReady", flag, ts),
-                {
-                    "type": "PodScheduled",
-                    "status": "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": ts,
-                },
-            ],
-            "containerStatuses": [
-                {
-                    "name": c.get("name", ""),
-                    "image": c.get("image", ""),
-                    "imageID": "",
-                    "containerID": f"sandbox://{uid[:8]}-{c.get('name', '')}",
-                    "ready": immediate,
-                    "started": True,
-                    "restartCount": 0,
-                    "state": {"running": {"startedAt": ts}},
-                }
-                for c in containers
-            ],
-        }
-        with contextlib.suppress(errors.ApiError):
-            self.api.update(
-                self._rt("pods"), ns, name, {**pod, "status": new_status}, subresource="status"
-            )
+        ts = format_time(self.api.clock())
+        new = kubelet.running_status(
+            pod, ts=ts, ip=kubelet.pod_ip(next(self._ips)), ready=immediate
+        )
+        self._write_pod_status(pod, new)
         if not immediate:
             self._ready_due.append((now + self.ready_delay, ns, name, uid))
 
     def _make_ready(self, ns: str, name: str, uid: str) -> None:
         pod = self.api.store.get(PODS, ns, name)
-        if (
-            pod is None
-            or pod["metadata"]["uid"] != uid
-            or (pod.get("status") or {}).get("phase") != "Running"
-        ):
+        if pod is None or pod["metadata"]["uid"] != uid:
             return
-        ts = format_time(self.api.clock())
-        status = dict(pod["status"])
-        status["conditions"] = [
-            _condition(c["type"], "True", ts)
-            if c.get("type") in ("Ready", "ContainersReady") and c.get("status") != "True"
-            else c
-            for c in status.get("conditions") or []
-        ]
-        status["containerStatuses"] = [
-            {**c, "ready": True} for c in status.get("containerStatuses") or []
-        ]
+        if (pod.get("status") or {}).get("phase") != "Running":
+            return  # stopped, or someone else took over its status
+        self._write_pod_status(
+            pod, kubelet.ready_status(pod["status"], ts=format_time(self.api.clock()))
+        )
+
+    def _write_pod_status(self, pod: Obj, status: Obj) -> None:
+        meta = pod["metadata"]
         with contextlib.suppress(errors.ApiError):
             self.api.update(
-                self._rt("pods"), ns, name, {**pod, "status": status}, subresource="status"
+                self._rt("pods"),
+                meta["namespace"],
+                meta["name"],
+                {**pod, "status": status},
+                subresource="status",
             )
-
-
-def _condition(kind: str, value: str, ts: str) -> Obj:
-    cond: Obj = {"type": kind, "status": value, "lastProbeTime": None, "lastTransitionTime": ts}
-    if value == "False":
-        cond["reason"] = "ContainersNotReady"
-        cond["message"] = "containers with unready status: [main]"
-    return cond
 
 
 def _neg_ts(pod: Obj) -> tuple[int, ...]:

@@ -298,3 +298,17 @@ async def test_pod_phase_field_selector(kube_client, sandbox):
     await core.patch_namespaced_pod_status("p2", "default", {"status": {"phase": "Failed"}})
     failed = await core.list_namespaced_pod("default", field_selector="status.phase=Failed")
     assert [p.metadata.name for p in failed.items] == ["p2"]
+
+
+async def test_table_for_kubectl_get(sandbox_http):
+    await sandbox_http.request(
+        "POST", "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "t"}}
+    )
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    status, table = await sandbox_http.request(
+        "GET", "/api/v1/namespaces/default/configmaps", headers={"Accept": accept}
+    )
+    assert status == 200 and table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
+    assert [r["cells"][0] for r in table["rows"]] == ["t"]
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
