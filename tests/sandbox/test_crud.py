@@ -308,7 +308,8 @@ async def test_table_for_kubectl_get(sandbox_http):
     status, table = await sandbox_http.request(
         "GET", "/api/v1/namespaces/default/configmaps", headers={"Accept": accept}
     )
-    assert status == 200 and table["kind"] == "Table"
+    assert status == 200
+    assert table["kind"] == "Table"
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
     assert [r["cells"][0] for r in table["rows"]] == ["t"]
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
