@@ -318,3 +318,27 @@ async def test_rotating_the_requestheader_ca(setup, tmp_path):
         assert fresh.seen[-1]["cn"] == "front-proxy-client"
     finally:
         await fresh.stop()
+
+
+async def test_backend_found_through_endpointslices(setup):
+    _, backend, admin, alice = setup
+    await register(admin, backend, endpoints=False)
+    slice_ = {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": "backend-abc", "labels": {"kubernetes.io/service-name": "backend"}},
+        "addressType": "IPv4",
+        "endpoints": [
+            {"addresses": ["127.0.0.2"], "conditions": {"ready": False}},
+            {"addresses": ["127.0.0.1"], "conditions": {"ready": True}},
+        ],
+        "ports": [{"name": "https", "port": backend.port, "protocol": "TCP"}],
+    }
+    status, _ = await admin.request(
+        "POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", json=slice_
+    )
+    assert status == 201
+    await available(admin)
+    status, body = await alice.request("GET", f"/apis/{GROUP}/{VERSION}/namespaces/default/things")
+    assert status == 200
+    assert body["kind"] == "Echo"
