@@ -16,13 +16,14 @@ from typing import Any
 
 from common.kubetime import format_time
 from common.selectors import FieldRequirement, Selector
-from sandbox import errors, strategies
+from sandbox import errors, events, strategies
 from sandbox.errors import ApiError
 from sandbox.patch import PatchError, json_patch, merge_patch, strategic_merge
 from sandbox.resources import ResourceType
 from sandbox.store import Obj, Store
 
 NAMESPACES = ("", "namespaces")
+EVENTS = ("", "events")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # upstream's utilrand alphabet (no vowels)
 # types whose DELETE answers with the deleted object rather than a Status (ReturnDeletedObject)
 _RETURNS_OBJECT = {("", "pods"), ("", "services"), ("", "namespaces")}
@@ -52,6 +53,8 @@ class Api:
 
     def view(self, rt: ResourceType, obj: Obj) -> Obj:
         """The object as served at `rt`'s version (CRDs may serve several)."""
+        if rt.storage == EVENTS and rt.group == "events.k8s.io":
+            return events.from_core(obj)
         if obj.get("apiVersion") == rt.api_version:
             return obj
         return {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
@@ -70,12 +73,14 @@ class Api:
         labels: Selector,
         fields: tuple[FieldRequirement, ...] = (),
     ) -> list[Obj]:
-        objs = self.store.list(rt.key, namespace if rt.namespaced else None)
+        objs = [
+            self.view(rt, o) for o in self.store.list(rt.key, namespace if rt.namespaced else None)
+        ]
         if not labels.empty:
             objs = [o for o in objs if labels.matches(o["metadata"].get("labels") or {})]
         if fields:
             objs = [o for o in objs if matches_fields(rt, o, fields)]
-        return [self.view(rt, o) for o in objs]
+        return objs
 
     # ---- create ------------------------------------------------------------------------------
 
@@ -112,7 +117,7 @@ class Api:
         obj = strategies.prepare_create(rt, obj, cluster_ip=self._cluster_ip())
         self._validate(rt, obj)
         if dry_run:
-            return obj
+            return self.view(rt, obj)
         return self.view(rt, self.store.put(rt.key, obj))
 
     def _cluster_ip(self) -> str:
@@ -151,6 +156,8 @@ class Api:
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
+        if rt.storage == EVENTS and rt.group == "events.k8s.io":
+            obj = events.to_core(obj)
         return obj
 
     def _validate(self, rt: ResourceType, obj: Obj) -> None:
@@ -195,7 +202,7 @@ class Api:
             ), False  # a no-op update writes nothing, like etcd3's guaranteed update
         self._validate(rt, new)
         if dry_run:
-            return new, False
+            return self.view(rt, new), False
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             return self.view(
                 rt, self.store.remove(rt.key, meta.get("namespace", ""), name) or new

@@ -47,10 +47,12 @@ class ResourceType:
     schema: dict[str, Any] | None = field(default=None, compare=False, hash=False)
     # PUT of a missing object creates it (upstream AllowCreateOnUpdate)
     create_on_update: bool = False
+    # stored with another resource, (group, plural): events.k8s.io events are core events
+    storage: tuple[str, str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.group, self.plural)
+        return self.storage or (self.group, self.plural)
 
     @property
     def api_version(self) -> str:
@@ -153,6 +155,7 @@ BUILTIN: tuple[ResourceType, ...] = (
         "Event",
         True,
         short_names=("ev",),
+        storage=("", "events"),
         field_labels=("reason", "regarding.kind", "regarding.name", "regarding.namespace", "type"),
     ),
     ResourceType(

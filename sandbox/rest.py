@@ -46,6 +46,20 @@ class RestContext:
     watch_timeout: float
 
 
+def matcher(
+    api: Api, rt: ResourceType, labels: Selector, fields: tuple[FieldRequirement, ...]
+) -> Callable[[Obj], bool]:
+    """Whether a stored object, seen as `rt` serves it, passes the selectors."""
+
+    def matches(obj: Obj) -> bool:
+        view = api.view(rt, obj)
+        return labels.matches(view["metadata"].get("labels") or {}) and matches_fields(
+            rt, view, fields
+        )
+
+    return matches
+
+
 def selectors(query: Any) -> tuple[Selector, tuple[FieldRequirement, ...]]:
     try:
         labels = parse_selector(query.get("labelSelector", ""))
@@ -141,10 +155,7 @@ async def _collection(
                 api,
                 rt,
                 scope,
-                matches=lambda o: (
-                    labels.matches(o["metadata"].get("labels") or {})
-                    and matches_fields(rt, o, fields)
-                ),
+                matches=matcher(api, rt, labels, fields),
                 options=_watch_options(ctx, query),
             )
         items = api.list(rt, scope, labels=labels, fields=fields)
