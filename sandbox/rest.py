@@ -98,7 +98,9 @@ async def serve_resource(
             raise errors.method_not_allowed(method)
         body = await read_body(request)
         return respond(_review(ctx, rt, body, user), status=201)
-    if not info.name:
+    if not info.name or (info.verb == "watch" and not info.subresource):
+        # a watch on one object (`/watch/.../pods/x`, `.../pods/x?watch=1`) is a collection
+        # watch narrowed to that name, as upstream
         return await _collection(request, ctx, rt, info, namespace, dry_run)
     if info.subresource == "scale":
         return await _scale(request, ctx, rt, namespace, info.name, dry_run)
@@ -149,6 +151,8 @@ async def _collection(
     if method in ("GET", "HEAD"):
         labels, fields = selectors(query)
         check_field_selector(rt, fields)
+        if info.name:
+            fields = (*fields, FieldRequirement("metadata.name", info.name))
         if info.verb == "watch":
             return await serve_watch(
                 request,

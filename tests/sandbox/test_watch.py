@@ -191,3 +191,19 @@ async def test_disconnected_watchers_are_released_and_server_keeps_serving(sandb
         await asyncio.sleep(0.05)
     assert sandbox.store.subscriber_count() == 0
     assert (await core.list_namespace()).items
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/api/v1/watch/namespaces/default/configmaps/one", id="watch-prefix"),
+        pytest.param(f"{CMS}/one?watch=true", id="named-with-watch-param"),
+    ],
+)
+async def test_watch_one_named_object(kube_client, sandbox, path):
+    core = client.CoreV1Api(kube_client)
+    await core.create_namespaced_config_map("default", cm("one"))
+    await core.create_namespaced_config_map("default", cm("two"))
+    sep = "&" if "?" in path else "?"
+    _, events = await raw_watch(sandbox, f"{path}{sep}timeoutSeconds=1")
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "one")]
