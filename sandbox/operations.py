@@ -14,6 +14,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+import yaml
+
 from common.kubetime import format_time
 from common.selectors import FieldRequirement, Selector
 from sandbox import errors, events, strategies
@@ -31,6 +33,7 @@ _RETURNS_OBJECT = {("", "pods"), ("", "services"), ("", "namespaces")}
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+APPLY = "application/apply-patch+yaml"
 
 
 def random_suffix(n: int = 5) -> str:
@@ -263,6 +266,55 @@ class Api:
         return self.update(rt, namespace, name, patched, subresource=subresource, dry_run=dry_run)[
             0
         ]
+
+    def apply(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        raw: bytes,
+        *,
+        field_manager: str,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> tuple[Obj, bool]:
+        """Server-side apply, approximated: create, or merge the applied fields in.
+
+        Without field ownership: fields a manager stops applying are kept, and there are no
+        apply conflicts between managers. Returns (object, created).
+        """
+        if not field_manager:
+            raise errors.invalid(
+                rt.kind,
+                rt.group,
+                name,
+                [
+                    (
+                        "FieldValueRequired",
+                        "fieldManager",
+                        "Required value: is required for apply patch",
+                    )
+                ],
+            )
+        try:
+            body = yaml.safe_load(raw.decode())
+        except (yaml.YAMLError, UnicodeDecodeError) as err:
+            raise errors.bad_request(f"error decoding YAML: {err}") from err
+        if not isinstance(body, dict):
+            raise errors.bad_request("an apply patch must be an object")
+        body.setdefault("metadata", {})
+        if isinstance(body["metadata"], dict):
+            body["metadata"].setdefault("name", name)
+        old = self.store.get(rt.key, namespace if rt.namespaced else "", name)
+        if old is None:
+            if subresource:
+                raise errors.not_found(rt.plural, rt.group, name)
+            return self.create(rt, namespace, body, dry_run=dry_run), True
+        current = self.view(rt, old)
+        merged = merge_patch(current, body) if rt.custom else strategic_merge(current, body)
+        return self.update(rt, namespace, name, merged, subresource=subresource, dry_run=dry_run)[
+            0
+        ], False
 
     # ---- delete ------------------------------------------------------------------------------
 

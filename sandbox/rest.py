@@ -22,7 +22,7 @@ from common.selectors import (
 )
 from sandbox import auth, errors, protobuf, scale, tables
 from sandbox.bodies import decode, read_raw, respond
-from sandbox.operations import Api, check_field_selector, matches_fields
+from sandbox.operations import APPLY, Api, check_field_selector, matches_fields
 from sandbox.requestinfo import RequestInfo
 from sandbox.resources import Registry, ResourceType
 from sandbox.store import Obj
@@ -112,6 +112,17 @@ async def serve_resource(
         body = decode(await read_raw(request), request.content_type)
         obj, created = api.update(
             rt, namespace, info.name, body, subresource=info.subresource, dry_run=dry_run
+        )
+        return respond(obj, status=201 if created else 200)
+    if method == "PATCH" and request.content_type == APPLY:
+        obj, created = api.apply(
+            rt,
+            namespace,
+            info.name,
+            await read_raw(request),
+            field_manager=request.query.get("fieldManager", ""),
+            subresource=info.subresource,
+            dry_run=dry_run,
         )
         return respond(obj, status=201 if created else 200)
     if method == "PATCH":

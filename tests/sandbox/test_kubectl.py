@@ -240,3 +240,12 @@ async def test_rollout_status_and_describe(kubectl):
     assert 'deployment "web" successfully rolled out' in out
     _, out, _ = await kubectl("describe", "deployment", "web")
     assert "2 desired | 2 updated | 2 total | 2 available | 0 unavailable" in out
+
+
+async def test_server_side_apply_approximation(kubectl):
+    _, out, _ = await kubectl.apply(MANIFEST, "--server-side")
+    assert "deployment.apps/web serverside-applied" in out
+    _, out, _ = await kubectl.apply(MANIFEST.replace("replicas: 2", "replicas: 3"), "--server-side")
+    assert "serverside-applied" in out
+    _, out, _ = await kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
+    assert out == "3"

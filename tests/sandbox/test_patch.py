@@ -230,3 +230,23 @@ async def test_failed_json_patch_test_is_422_and_unknown_patch_type_415(sandbox_
     )
     assert status == 415
     assert body["reason"] == "UnsupportedMediaType"
+
+
+async def test_apply_patch_creates_then_merges_and_needs_a_field_manager(sandbox_http):
+    path = "/api/v1/namespaces/default/configmaps/applied"
+    headers = {"Content-Type": "application/apply-patch+yaml"}
+    doc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: '1'\n"
+    status, body = await sandbox_http.request("PATCH", path, data=doc, headers=headers)
+    assert status == 422
+    assert "fieldManager" in body["message"]
+    status, body = await sandbox_http.request(
+        "PATCH", path + "?fieldManager=t", data=doc, headers=headers
+    )
+    assert status == 201
+    assert body["data"] == {"a": "1"}
+    doc2 = doc.replace("a: '1'", "b: '2'")
+    status, body = await sandbox_http.request(
+        "PATCH", path + "?fieldManager=t", data=doc2, headers=headers
+    )
+    assert status == 200
+    assert body["data"] == {"a": "1", "b": "2"}  # no field ownership: `a` stays (documented)
