@@ -92,7 +92,7 @@ class Controller:
                 self._generations[key] = generation
                 self._failures.pop(key, None)
                 if self.leading:  # a follower only remembers; leading starts a full round
-                    self.queue.add(key)  # new or spec changed: reconcile at once
+                    self.queue.add(key, urgent=True)  # new or spec changed: at once
         self.metrics.autoscalers.set(len(self._store.objects))
 
     def set_leading(self, leading: bool) -> None:
@@ -130,13 +130,17 @@ class Controller:
     async def _work(self) -> None:
         while True:
             key, due = await self.queue.get()
-            delay: float | None = None
+            next_: tuple[float, bool] | None = None
             try:
-                delay = await self._pass(key, due)
+                next_ = await self._pass(key, due)
             finally:
-                self.queue.done(key, delay=delay)
+                if next_ is None:
+                    self.queue.done(key)
+                else:
+                    self.queue.done(key, delay=next_[0], urgent=next_[1])
 
-    async def _pass(self, key: str, due: float) -> float | None:
+    async def _pass(self, key: str, due: float) -> tuple[float, bool] | None:
+        """One pass; returns (seconds until the next, urgent) or None when deleted."""
         obj = self._store.objects.get(key)
         if obj is None:
             return None  # deleted meanwhile
@@ -154,8 +158,9 @@ class Controller:
         self.passes += 1
         return self._account(key, outcome)
 
-    def _account(self, key: str, outcome: Outcome) -> float:
-        """Record the outcome; return when this autoscaler is due next (seconds)."""
+    def _account(self, key: str, outcome: Outcome) -> tuple[float, bool]:
+        """Record the outcome; return when this autoscaler is due next (seconds) and whether
+        that pass goes in the fast lane (a target asleep at zero)."""
         self.metrics.decisions.labels(outcome.reason).inc()
         if outcome.rescaled:
             self.metrics.scale_writes.labels("success").inc()
@@ -167,8 +172,8 @@ class Controller:
             self._failures[key] = n + 1
             extra = {"autoscaler": key, "reason": outcome.reason}
             log.warning("reconcile %s: %s: %s", key, outcome.reason, outcome.error, extra=extra)
-            return float(min(self.config.min_backoff * 2**n, self.config.sync_period))
+            return float(min(self.config.min_backoff * 2**n, self.config.sync_period)), False
         self._failures.pop(key, None)
         if outcome.at_zero_awake:
-            return self.config.zero_poll_interval
-        return self.config.sync_period * (1 + random.uniform(0, self.config.jitter))
+            return self.config.zero_poll_interval, True
+        return self.config.sync_period * (1 + random.uniform(0, self.config.jitter)), False

@@ -1,9 +1,11 @@
-"""A delaying work queue of keys, like client-go's workqueue with AddAfter.
+"""A delaying work queue of keys, like client-go's workqueue with AddAfter, plus a fast lane.
 
 - A key is in the queue at most once, at its earliest due time.
 - A key is handed to one worker at a time; if it is added again while a worker holds it, it is
   re-queued when `done` is called, so a spec change during a pass is never lost.
-- `get` waits until the earliest key is due; `due_at(key)` is kept for lag measurement.
+- Urgent keys (a spec change, a target asleep at zero) go first among those due: when the
+  routine round runs late under overload, waking a target does not wait behind the backlog.
+- `get` returns the key and when it was due, for lag measurement.
 
 Time is a monotonic clock passed in (seconds), so tests can drive it.
 """
@@ -19,30 +21,37 @@ from collections.abc import Callable
 
 __all__ = ["WorkQueue"]
 
+Entry = tuple[float, int, str]
+
 
 class WorkQueue:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._heap: list[tuple[float, int, str]] = []
-        self._due: dict[str, float] = {}
+        self._lanes: tuple[list[Entry], list[Entry]] = ([], [])  # (urgent, routine)
+        self._due: dict[str, tuple[float, bool]] = {}  # key -> (due, urgent)
         self._active: set[str] = set()
-        self._again: dict[str, float] = {}  # added while active: due time once done
+        self._again: dict[str, tuple[float, bool]] = {}  # added while active
         self._seq = itertools.count()
         self._wake = asyncio.Event()
 
     def __len__(self) -> int:
         return len(self._due)
 
-    def add(self, key: str, *, delay: float = 0.0) -> None:
+    def add(self, key: str, *, delay: float = 0.0, urgent: bool = False) -> None:
         """Queue `key` to be due after `delay` seconds (keeps an earlier due time)."""
         at = self._clock() + max(0.0, delay)
         if key in self._active:
-            self._again[key] = min(at, self._again.get(key, at))
+            old = self._again.get(key)
+            if old is None or at < old[0]:
+                self._again[key] = (at, urgent or (old is not None and old[1]))
             return
-        if key in self._due and self._due[key] <= at:
+        old = self._due.get(key)
+        if old is not None and old[0] <= at and (old[1] or not urgent):
             return
-        self._due[key] = at
-        heapq.heappush(self._heap, (at, next(self._seq), key))
+        if old is not None and old[0] <= at:
+            at = old[0]  # becomes urgent, keeps its earlier due time
+        self._due[key] = (at, urgent)
+        heapq.heappush(self._lanes[0 if urgent else 1], (at, next(self._seq), key))
         self._wake.set()
 
     def forget(self, key: str) -> None:
@@ -50,31 +59,36 @@ class WorkQueue:
         self._due.pop(key, None)
         self._again.pop(key, None)
 
-    async def get(self) -> tuple[str, float]:
-        """The next due key and the time it was due; the caller must call `done(key)`."""
-        while True:
-            while self._heap:
-                at, _, key = self._heap[0]
-                if self._due.get(key) != at:  # superseded or forgotten
-                    heapq.heappop(self._heap)
-                    continue
-                wait = at - self._clock()
-                if wait > 0:
-                    break
-                heapq.heappop(self._heap)
-                del self._due[key]
-                self._active.add(key)
-                return key, at
-            self._wake.clear()
-            timeout = self._heap[0][0] - self._clock() if self._heap else None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=timeout)
+    def _head(self, lane: int) -> Entry | None:
+        heap = self._lanes[lane]
+        while heap:
+            at, _, key = heap[0]
+            if self._due.get(key) == (at, lane == 0):
+                return heap[0]
+            heapq.heappop(heap)  # superseded or forgotten
+        return None
 
-    def done(self, key: str, *, delay: float | None = None) -> None:
+    async def get(self) -> tuple[str, float]:
+        """The next due key (urgent first) and when it was due; the caller calls `done(key)`."""
+        while True:
+            now = self._clock()
+            heads = [self._head(0), self._head(1)]
+            for lane, head in enumerate(heads):
+                if head is not None and head[0] <= now:
+                    heapq.heappop(self._lanes[lane])
+                    del self._due[head[2]]
+                    self._active.add(head[2])
+                    return head[2], head[0]
+            waits = [h[0] - now for h in heads if h is not None]
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=min(waits) if waits else None)
+
+    def done(self, key: str, *, delay: float | None = None, urgent: bool = False) -> None:
         """Release `key`; queue it again after `delay` seconds (None: only if re-added)."""
         self._active.discard(key)
         again = self._again.pop(key, None)
         if delay is not None:
-            self.add(key, delay=delay)
+            self.add(key, delay=delay, urgent=urgent)
         if again is not None:
-            self.add(key, delay=max(0.0, again - self._clock()))
+            self.add(key, delay=max(0.0, again[0] - self._clock()), urgent=again[1])

@@ -60,7 +60,10 @@ async def test_one_leader_acts_and_a_follower_takes_over_with_the_history(stack:
     await st.autoscaler("worker", spec)
     procs = {
         name: st.controller_process(
-            *FLAGS, f"--leader-elect-identity={name}", log=tmp_path / f"{name}.log"
+            *FLAGS,
+            f"--leader-elect-identity={name}",
+            f"--leader-elect-resource-namespace={st.namespace}",
+            log=tmp_path / f"{name}.log",
         )
         for name in ("a", "b")
     }

@@ -59,6 +59,37 @@ def ext_items(value):
     ]
 
 
+def ready_pods(n):
+    ready = {"type": "Ready", "status": "True", "lastTransitionTime": "2025-12-31T00:00:00Z"}
+    return [
+        {
+            "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"app": "x"}},
+            "status": {
+                "phase": "Running",
+                "startTime": "2025-12-31T00:00:00Z",
+                "conditions": [ready],
+            },
+        }
+        for i in range(n)
+    ]
+
+
+def pod_items(total, n):
+    return [
+        {
+            "items": [
+                {
+                    "describedObject": {"kind": "Pod", "namespace": "default", "name": f"p{i}"},
+                    "metricName": "e2e_requests_per_pod",
+                    "timestamp": "2026-01-01T00:00:00Z",
+                    "value": str(total / n),
+                }
+                for i in range(n)
+            ]
+        }
+    ]
+
+
 async def replicas_are(st: Stack, name: str, want: int) -> bool:
     return await st.replicas(name) == want
 
@@ -137,6 +168,14 @@ async def test_pods_metric_settles_where_the_core_predicts(stack: Stack):
         "metrics": [metric],
         "behavior": FAST,
     }
+    # the load model: 50 spread over the pods, then 20 (each pod reports total / pods)
+    up = predict(spec, replicas=1, metrics=pod_items(50, 1), pods=ready_pods(1))
+    steady = predict(spec, replicas=up, metrics=pod_items(50, up), pods=ready_pods(up))
+    no_window = {**FAST, "scaleDown": {**FAST["scaleDown"], "stabilizationWindowSeconds": 0}}
+    down = predict(
+        {**spec, "behavior": no_window}, replicas=up, metrics=pod_items(20, up), pods=ready_pods(up)
+    )
+    assert (up, steady, down) == (5, 5, 2)
     total = [50.0]
     await st.deployment("api", 1)
     feeder = asyncio.create_task(_feed_pods(st, "api", total))
@@ -145,11 +184,11 @@ async def test_pods_metric_settles_where_the_core_predicts(stack: Stack):
         await asyncio.sleep(1.5)  # the adapter's discovery sees the series
         await st.autoscaler("api", spec)
         async with st.controller():
-            await eventually(lambda: replicas_are(st, "api", 5), timeout=20, what="5 replicas")
+            await eventually(lambda: replicas_are(st, "api", up), timeout=20, what=f"{up} replicas")
             await asyncio.sleep(2)
-            assert await st.replicas("api") == 5, "50 over 5 pods is exactly on target: stays"
+            assert await st.replicas("api") == steady, "50 over 5 pods is on target: it stays"
             total[0] = 20.0
-            await eventually(lambda: replicas_are(st, "api", 2), timeout=20, what="2 replicas")
+            await eventually(lambda: replicas_are(st, "api", down), timeout=20, what=f"{down}")
     finally:
         feeder.cancel()
         with contextlib.suppress(asyncio.CancelledError):

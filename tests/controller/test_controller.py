@@ -7,6 +7,8 @@ import asyncio
 import itertools
 from datetime import datetime
 
+import pytest
+
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.queue import WorkQueue
 from autoscaler.reconcile import Outcome
@@ -150,3 +152,28 @@ async def test_queue_keeps_earliest_due_and_requeues_keys_added_while_active():
     q.done("a")
     key, _ = await asyncio.wait_for(q.get(), 1)
     assert key == "a"
+
+
+async def test_urgent_keys_go_before_an_overdue_routine_backlog():
+    q = WorkQueue()
+    for i in range(5):
+        q.add(f"routine-{i}")
+    await asyncio.sleep(0.01)
+    q.add("asleep-at-zero", urgent=True)
+    first, _ = await asyncio.wait_for(q.get(), 1)
+    assert first == "asleep-at-zero"
+    q.done(first)
+    second, _ = await asyncio.wait_for(q.get(), 1)
+    assert second == "routine-0"
+
+
+async def test_an_urgent_add_promotes_a_queued_routine_key_once():
+    q = WorkQueue()
+    q.add("a", delay=0.0)
+    q.add("a", delay=0.0, urgent=True)
+    assert len(q) == 1
+    key, _ = await asyncio.wait_for(q.get(), 1)
+    assert key == "a"
+    q.done(key)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(q.get(), 0.1)
