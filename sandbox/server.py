@@ -186,6 +186,7 @@ class Sandbox:
             self.aggregator = None
         await self.workloads.stop()
         self.crds.stop()
+        self.store.end_subscriptions()  # open watches end now rather than at shutdown_timeout
         if self._runner:
             await self._runner.cleanup()
             self._runner = None

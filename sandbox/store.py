@@ -47,9 +47,10 @@ class Subscription:
         self.store = store
         self.key = key
         self.namespace = namespace
-        self.queue: asyncio.Queue[Change] = asyncio.Queue()
+        self.queue: asyncio.Queue[Change | None] = asyncio.Queue()  # None: the stream ends
         self.limit = limit
         self.overflowed = False
+        self.ended = False
 
     def offer(self, change: Change) -> None:
         if self.namespace is not None and change.obj["metadata"].get("namespace") != self.namespace:
@@ -63,6 +64,12 @@ class Subscription:
 
     def close(self) -> None:
         self.store.unsubscribe(self)
+
+    def end(self) -> None:
+        """Wake the consumer and tell it to stop (the server is shutting down)."""
+        self.ended = True
+        self.queue.put_nowait(None)
+        self.close()
 
 
 class Store:
@@ -165,6 +172,11 @@ class Store:
 
     def unsubscribe(self, sub: Subscription) -> None:
         self._subs.get(sub.key, set()).discard(sub)
+
+    def end_subscriptions(self) -> None:
+        for subs in list(self._subs.values()):
+            for sub in list(subs):
+                sub.end()
 
     def subscriber_count(self) -> int:
         return sum(len(s) for s in self._subs.values())

@@ -155,7 +155,7 @@ async def _follow(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + options.timeout
     last_sent = loop.time()
-    while not sub.overflowed:
+    while not (sub.overflowed or sub.ended):
         now = loop.time()
         if now >= deadline:
             return
@@ -172,6 +172,8 @@ async def _follow(
                 await stream.bookmark(api.store.rv)
                 last_sent = loop.time()
             continue
+        if change is None:
+            return
         event = translate(change, matches)
         if event is not None:
             obj = api.view(rt, event[1])
