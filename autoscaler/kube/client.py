@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -170,7 +171,22 @@ async def connect(kubeconfig: str | None, *, request_timeout: float = 10.0) -> K
     else:
         kconfig.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     configuration.connection_pool_maxsize = 64  # workers share one pool; the default is 4
-    return KubeClient(kclient.ApiClient(configuration), timeout=request_timeout)
+    api = kclient.ApiClient(configuration)
+    _skip_proxy_lookup(api)
+    return KubeClient(api, timeout=request_timeout)
+
+
+_PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
+
+
+def _skip_proxy_lookup(api: Any) -> None:
+    """kubernetes-asyncio's session has trust_env=True, so aiohttp looks up proxy settings in a
+    thread for every request; without proxy variables that is pure overhead (~4% of the
+    controller's CPU in bench_controller.py)."""
+    session = getattr(getattr(api, "rest_client", None), "pool_manager", None)
+    if any(os.environ.get(v) for v in _PROXY_VARS) or not hasattr(session, "_trust_env"):
+        return
+    session._trust_env = False  # type: ignore[union-attr]
 
 
 def dumps(doc: Any) -> str:
