@@ -94,11 +94,12 @@ def _map(msg: dict[int, list[bytes | int]], number: int, *, text: bool = True) -
     return out
 
 
-_META = (("name", 1), ("generateName", 2), ("namespace", 3))
+_META = (("name", 1), ("generateName", 2), ("namespace", 3), ("uid", 5), ("resourceVersion", 6))
 
 
 def _meta(msg: dict[int, list[bytes | int]] | None) -> dict[str, Any]:
-    # ObjectMeta: 1 name, 2 generateName, 3 namespace, 11 labels, 12 annotations, 14 finalizers
+    # ObjectMeta: 1 name, 2 generateName, 3 namespace, 5 uid, 6 resourceVersion, 11 labels,
+    # 12 annotations, 14 finalizers
     if msg is None:
         return {}
     meta: dict[str, Any] = {k: _str(msg, n) for k, n in _META if n in msg}
@@ -124,12 +125,28 @@ def _object(kind: str, obj: dict[int, list[bytes | int]]) -> dict[str, Any]:
             out["type"] = _str(obj, 3)
         if 4 in obj:
             out["stringData"] = _map(obj, 4)
+    elif kind == "DeleteOptions":  # 2 preconditions {1 uid, 2 resourceVersion}, 4 propagation
+        pre = _msg(obj, 2)
+        if pre is not None:
+            out["preconditions"] = {
+                k: _str(pre, n) for k, n in (("uid", 1), ("resourceVersion", 2)) if n in pre
+            }
+        if 4 in obj:
+            out["propagationPolicy"] = _str(obj, 4)
+        del out["metadata"]
     elif kind in ("SelfSubjectAccessReview", "SubjectAccessReview"):
         out["spec"] = _spec(_msg(obj, 2) or {}, self_review=kind.startswith("Self"))
     return out
 
 
-SUPPORTED = {"Namespace", "ConfigMap", "Secret", "SelfSubjectAccessReview", "SubjectAccessReview"}
+SUPPORTED = {
+    "Namespace",
+    "ConfigMap",
+    "Secret",
+    "DeleteOptions",
+    "SelfSubjectAccessReview",
+    "SubjectAccessReview",
+}
 
 
 def decode(raw: bytes) -> dict[str, Any]:

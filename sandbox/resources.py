@@ -122,6 +122,7 @@ BUILTIN: tuple[ResourceType, ...] = (
         verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
     ),
     _core("endpoints", "Endpoints", short_names=("ep",), create_on_update=True),
+    _core("serviceaccounts", "ServiceAccount", short_names=("sa",)),
     _core("configmaps", "ConfigMap", short_names=("cm",)),
     _core("secrets", "Secret", field_labels=("type",)),
     _core(
@@ -148,6 +149,22 @@ BUILTIN: tuple[ResourceType, ...] = (
     _workload("statefulsets", "StatefulSet", "sts"),
     _workload("replicasets", "ReplicaSet", "rs"),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True),
+    # stored and served only: the sandbox authorizes from its own policy, not from RBAC objects
+    ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    ResourceType("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    ResourceType("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    ResourceType(
+        "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False
+    ),
+    ResourceType(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        True,
+        short_names=("pdb",),
+        status_subresource=True,
+    ),
     ResourceType(
         "events.k8s.io",
         "v1",
@@ -208,6 +225,8 @@ GROUP_ORDER = (
     "autoscaling",
     "coordination.k8s.io",
     "discovery.k8s.io",
+    "rbac.authorization.k8s.io",
+    "policy",
     "apiextensions.k8s.io",
 )
 

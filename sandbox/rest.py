@@ -109,7 +109,7 @@ async def serve_resource(
         obj = api.get(rt, namespace, info.name)
         return _maybe_table(request, ctx, rt, [obj]) or respond(obj)
     if method == "PUT":
-        body = decode(await read_raw(request), request.content_type)
+        body = await read_body(request)
         obj, created = api.update(
             rt, namespace, info.name, body, subresource=info.subresource, dry_run=dry_run
         )
@@ -138,8 +138,7 @@ async def serve_resource(
         )
         return respond(obj)
     if method == "DELETE" and not info.subresource:
-        raw = await read_raw(request)
-        options = decode(raw, request.content_type) if raw.strip() else None
+        options = await read_body(request, optional=True)
         result = api.delete(rt, namespace, info.name, options=options, dry_run=dry_run)
         pending = result.get("kind") != "Status" and bool(
             result["metadata"].get("deletionTimestamp")
@@ -190,9 +189,11 @@ async def _collection(
     raise errors.method_not_allowed(method)
 
 
-async def read_body(request: web.Request) -> Any:
+async def read_body(request: web.Request, *, optional: bool = False) -> Any:
     """JSON, YAML, or the protobuf that kubectl's typed clients send for a few kinds."""
     raw = await read_raw(request)
+    if optional and not raw.strip():
+        return None
     if "protobuf" in request.content_type:
         try:
             return protobuf.decode(raw)
@@ -248,7 +249,7 @@ async def _scale(
     if request.method in ("GET", "HEAD"):
         return respond(scale.get_scale(ctx.api, rt, namespace, name))
     if request.method == "PUT":
-        body = decode(await read_raw(request), request.content_type)
+        body = await read_body(request)
         return respond(scale.update_scale(ctx.api, rt, namespace, name, body, dry_run=dry_run))
     if request.method == "PATCH":
         raw = await read_raw(request)

@@ -53,6 +53,11 @@ def has_generation(rt: ResourceType) -> bool:
 def validate_name(rt: ResourceType, name: str) -> list[Cause]:
     if rt.key == ("apiregistration.k8s.io", "apiservices"):
         return []  # "<version>.<group>", and "v1." for the core group: checked by _apiservice
+    if rt.group == "rbac.authorization.k8s.io":
+        # RBAC names are path segments ("system:auth-delegator"), upstream ValidateRBACName
+        bad = name in (".", "..") or "/" in name or "%" in name
+        msg = f"Invalid value: \"{name}\": may not be '.' or '..' or contain '/' or '%'"
+        return [("FieldValueInvalid", "metadata.name", msg)] if bad else []
     if rt.key in _LABEL_NAMED:
         ok, msg, limit = _LABEL.fullmatch(name), _LABEL_MSG, 63
     else:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import hashlib
 import itertools
 import logging
 from typing import Any
 
 from common.kubetime import format_time
-from sandbox import errors, kubelet
+from sandbox import deployments, errors, kubelet
 from sandbox.operations import Api, random_suffix
 from sandbox.resources import Registry, ResourceType
 from sandbox.store import Change, Obj
@@ -25,6 +24,7 @@ from sandbox.store import Change, Obj
 log = logging.getLogger(__name__)
 
 PODS = ("", "pods")
+REPLICASETS = ("apps", "replicasets")
 KINDS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "StatefulSet": "statefulsets"}
 WORKLOAD_KEYS = {("apps", plural) for plural in KINDS.values()}
 
@@ -41,12 +41,6 @@ def is_ready(pod: Obj) -> bool:
         c.get("type") == "Ready" and c.get("status") == "True"
         for c in (pod.get("status") or {}).get("conditions") or []
     )
-
-
-def _template_hash(template: Any) -> str:
-    digest = hashlib.sha256(repr(template).encode()).digest()
-    alphabet = "bcdfghjklmnpqrstvwxz2456789"
-    return "".join(alphabet[b % len(alphabet)] for b in digest[:10])
 
 
 class Workloads:
@@ -85,6 +79,9 @@ class Workloads:
                 self._gc.append((meta.get("namespace", ""), meta["uid"]))
             else:
                 self._dirty.add((change.key[1], meta.get("namespace", ""), meta["name"]))
+            ref = controller_ref(change.obj)
+            if change.key == REPLICASETS and ref and ref.get("kind") == "Deployment":
+                self._dirty.add(("deployments", meta.get("namespace", ""), ref.get("name", "")))
         elif change.key == PODS:
             ref = controller_ref(change.obj)
             if ref and ref.get("kind") in KINDS:
@@ -134,20 +131,25 @@ class Workloads:
         assert rt is not None
         return rt
 
-    def _owned(self, ns: str, uid: str) -> list[Obj]:
+    def _owned(self, ns: str, uid: str, key: tuple[str, str] = PODS) -> list[Obj]:
         return [
             p
-            for p in self.api.store.list(PODS, ns)
+            for p in self.api.store.list(key, ns)
             if (controller_ref(p) or {}).get("uid") == uid
             and not p["metadata"].get("deletionTimestamp")
         ]
 
     def _collect(self, ns: str, uid: str) -> None:
-        for pod in self._owned(ns, uid):
-            with contextlib.suppress(errors.ApiError):
-                self.api.delete(self._rt("pods"), ns, pod["metadata"]["name"])
+        # the garbage collector: dependents (pods, a deployment's replicasets) go with the owner
+        for plural, key in (("pods", PODS), ("replicasets", REPLICASETS)):
+            for obj in self._owned(ns, uid, key):
+                with contextlib.suppress(errors.ApiError):
+                    self.api.delete(self._rt(plural), ns, obj["metadata"]["name"])
 
     def _reconcile(self, plural: str, ns: str, name: str) -> None:
+        if plural == "deployments":
+            self._reconcile_deployment(ns, name)
+            return
         rt = self._rt(plural)
         w = self.api.store.get(rt.key, ns, name)
         if w is None or w["metadata"].get("deletionTimestamp"):
@@ -194,10 +196,6 @@ class Workloads:
             spec.setdefault("hostname", name)
             if (w.get("spec") or {}).get("serviceName"):
                 spec.setdefault("subdomain", w["spec"]["serviceName"])
-        elif rt.plural == "deployments":
-            pod_hash = _template_hash(template)
-            labels["pod-template-hash"] = pod_hash
-            name = f"{wname}-{pod_hash}-{random_suffix()}"
         else:
             name = f"{wname}-{random_suffix()}"
         meta: Obj = {
@@ -242,7 +240,6 @@ class Workloads:
         }
         pods = list(current.values())
         ready = sum(1 for p in pods if is_ready(p))
-        want = int((w.get("spec") or {}).get("replicas", 1))
         status: Obj = dict(w.get("status") or {})
         status.update(
             {
@@ -252,13 +249,7 @@ class Workloads:
                 "availableReplicas": ready,
             }
         )
-        if rt.plural == "deployments":
-            status["updatedReplicas"] = len(pods)
-            status["unavailableReplicas"] = max(0, want - ready)
-            status["conditions"] = self._deployment_conditions(
-                w, ready >= want, status.get("conditions")
-            )
-        elif rt.plural == "statefulsets":
+        if rt.plural == "statefulsets":
             status.update({"currentReplicas": len(pods), "updatedReplicas": len(pods)})
         else:
             status["fullyLabeledReplicas"] = len(pods)
@@ -279,43 +270,41 @@ class Workloads:
                 subresource="status",
             )
 
-    def _deployment_conditions(self, w: Obj, available: bool, old: Any) -> list[Obj]:
+    def _reconcile_deployment(self, ns: str, name: str) -> None:
+        d = self.api.store.get(("apps", "deployments"), ns, name)
+        if d is None or d["metadata"].get("deletionTimestamp"):
+            return
+        rs_rt = self._rt("replicasets")
+        owned = self._owned(ns, d["metadata"]["uid"], REPLICASETS)
+        pod_hash = deployments.template_hash((d.get("spec") or {}).get("template"))
+        want = int((d.get("spec") or {}).get("replicas", 1))
+        new = next(
+            (r for r in owned if r["metadata"]["labels"].get(deployments.HASH_LABEL) == pod_hash),
+            None,
+        )
+        try:
+            if new is None:
+                rev = 1 + max((deployments.revision(r) for r in owned), default=0)
+                new = self.api.create(rs_rt, ns, deployments.new_replicaset(d, pod_hash, rev))
+                owned.append(new)
+            for rs in owned:
+                # the new ReplicaSet gets every replica, old ones none (no rolling pace)
+                size = want if rs is new else 0
+                if int(rs["spec"].get("replicas", 1)) != size:
+                    spec = {**rs["spec"], "replicas": size}
+                    self.api.update(rs_rt, ns, rs["metadata"]["name"], {**rs, "spec": spec})
+        except errors.ApiError as err:
+            log.warning("deployment %s/%s: %s", ns, name, err.message)
+            return
+        current = self._owned(ns, d["metadata"]["uid"], REPLICASETS)
+        fresh = next((r for r in current if r["metadata"]["name"] == new["metadata"]["name"]), None)
         now = format_time(self.api.clock())
-        previous = {c.get("type"): c for c in old or []}
-        wanted = [
-            (
-                "Available",
-                available,
-                "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                "Deployment has minimum availability."
-                if available
-                else "Deployment does not have minimum availability.",
-            ),
-            (
-                "Progressing",
-                True,
-                "NewReplicaSetAvailable",
-                f'ReplicaSet "{w["metadata"]["name"]}" has successfully progressed.',
-            ),
-        ]
-        conditions = []
-        for kind, ok, reason, message in wanted:
-            value = "True" if ok else "False"
-            prev = previous.get(kind) or {}
-            changed = prev.get("status") != value
-            conditions.append(
-                {
-                    "type": kind,
-                    "status": value,
-                    "lastUpdateTime": now
-                    if changed or prev.get("reason") != reason
-                    else prev.get("lastUpdateTime", now),
-                    "lastTransitionTime": now if changed else prev.get("lastTransitionTime", now),
-                    "reason": reason,
-                    "message": message,
-                }
-            )
-        return conditions
+        status = deployments.deployment_status(d, current, fresh, now=now)
+        if status != d.get("status"):
+            with contextlib.suppress(errors.ApiError):
+                self.api.update(
+                    self._rt("deployments"), ns, name, {**d, "status": status}, subresource="status"
+                )
 
     # ---- the kubelet -------------------------------------------------------------------------
 

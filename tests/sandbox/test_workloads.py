@@ -125,7 +125,7 @@ async def test_deployment_pods_follow_replicas_and_become_ready(kube_client):
     pods = await eventually(three_ready)
     pod = pods[0]
     assert pod.metadata.name.startswith("web-")
-    assert pod.metadata.owner_references[0].kind == "Deployment"
+    assert pod.metadata.owner_references[0].kind == "ReplicaSet"
     assert pod.metadata.owner_references[0].controller
     assert pod.metadata.annotations == {"note": "from-template"}
     assert pod.spec.containers[0].resources.requests == {"cpu": "250m"}
