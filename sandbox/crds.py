@@ -50,6 +50,7 @@ def types_of(crd: Obj) -> list[ResourceType]:
                 else None,
                 custom=True,
                 schema=(version.get("schema") or {}).get("openAPIV3Schema"),
+                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
             )
         )
     return found

@@ -45,6 +45,8 @@ class ResourceType:
     custom: bool = False
     # the CRD's openAPIV3Schema for this version (defaults, type/required validation)
     schema: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    # the CRD's additionalPrinterColumns for this version (kubectl get columns)
+    printer_columns: tuple[dict[str, Any], ...] = field(default=(), compare=False, hash=False)
     # PUT of a missing object creates it (upstream AllowCreateOnUpdate)
     create_on_update: bool = False
     # stored with another resource, (group, plural): events.k8s.io events are core events

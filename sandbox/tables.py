@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -69,9 +70,64 @@ _EXTRA: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
 }
 
 
+_STEP = re.compile(
+    r'\.([A-Za-z0-9_-]+)|\[(\d+)\]|\[\?\(@\.([A-Za-z0-9_]+)==["\']([^"\']*)["\']\)\]'
+)
+
+
+def json_path(obj: Any, path: str) -> Any:
+    """The value at a CRD printer column's jsonPath (fields, [n], [?(@.f=="v")]); None if absent."""
+    pos = 0
+    node = obj
+    while pos < len(path) and node is not None:
+        m = _STEP.match(path, pos)
+        if m is None:
+            return None
+        field, index, key, value = m.groups()
+        if field is not None:
+            node = node.get(field) if isinstance(node, dict) else None
+        elif index is not None:
+            node = node[int(index)] if isinstance(node, list) and int(index) < len(node) else None
+        else:
+            found = [n for n in node or [] if isinstance(n, dict) and str(n.get(key)) == value]
+            node = found[0] if found else None
+        pos = m.end()
+    return node
+
+
+def _custom_columns(rt: ResourceType, now: datetime) -> tuple[list[Obj], Any]:
+    columns = [c for c in rt.printer_columns if c.get("name") and c.get("jsonPath")]
+
+    def cells(obj: Obj) -> list[Any]:
+        out = []
+        for c in columns:
+            value = json_path(obj, c["jsonPath"])
+            if c.get("type") == "date" and isinstance(value, str):
+                value = _age({"metadata": {"creationTimestamp": value}}, now)
+            out.append(value)
+        return out
+
+    definitions = [
+        {
+            "name": c["name"],
+            "type": "string" if c.get("type") == "date" else c.get("type", "string"),
+            "format": c.get("format", ""),
+            "description": c.get("description", ""),
+            "priority": c.get("priority", 0),
+        }
+        for c in columns
+    ]
+    return definitions, cells
+
+
 def table(rt: ResourceType, items: list[Obj], *, include: str, now: datetime) -> Obj:
     """kubectl's default columns: Name, a few per-type cells, Age; rows carry the metadata."""
     extra_cols, cells = _EXTRA.get(rt.key, ([], None))
+    age = True
+    if rt.custom and rt.printer_columns:
+        # a CRD's additionalPrinterColumns replace the defaults (Age only if it lists one)
+        extra_cols, cells = _custom_columns(rt, now)
+        age = False
     rows = []
     for obj in items:
         row_obj: Obj | None
@@ -86,7 +142,11 @@ def table(rt: ResourceType, items: list[Obj], *, include: str, now: datetime) ->
                 "metadata": obj["metadata"],
             }
         row: dict[str, Any] = {
-            "cells": [obj["metadata"]["name"], *(cells(obj) if cells else []), _age(obj, now)]
+            "cells": [
+                obj["metadata"]["name"],
+                *(cells(obj) if cells else []),
+                *([_age(obj, now)] if age else []),
+            ]
         }
         if row_obj is not None:
             row["object"] = row_obj
@@ -99,6 +159,6 @@ def table(rt: ResourceType, items: list[Obj], *, include: str, now: datetime) ->
                 (o["metadata"].get("resourceVersion", "0") for o in items), key=int, default="0"
             )
         },
-        "columnDefinitions": [_NAME, *extra_cols, _AGE],
+        "columnDefinitions": [_NAME, *extra_cols, *([_AGE] if age else [])],
         "rows": rows,
     }

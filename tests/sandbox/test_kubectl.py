@@ -50,6 +50,10 @@ spec:
     served: true
     storage: true
     subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
     schema:
       openAPIV3Schema:
         type: object
@@ -199,6 +203,10 @@ async def test_crd_then_custom_resource(kubectl):
     assert "configured" in out
     _, out, _ = await kubectl("get", "wd", "w", "-o", "jsonpath={.spec.size}")
     assert out == "4"
+    _, out, _ = await kubectl("get", "widgets")
+    header, row = out.splitlines()
+    assert header.split() == ["NAME", "SIZE", "READY", "AGE"]
+    assert row.split()[:2] == ["w", "4"]  # Ready is absent: an empty cell
 
 
 async def test_server_side_dry_run_and_auth_can_i(kubectl):

@@ -116,3 +116,29 @@ def test_json_patch_add_then_remove_restores(target, key, value):
     added = json_patch(target, [{"op": "add", "path": pointer, "value": value}])
     assert added[key] == value
     assert json_patch(added, [{"op": "remove", "path": pointer}]) == target
+
+
+@pytest.mark.parametrize(
+    ("path", "want"),
+    [
+        pytest.param(".spec.size", 3, id="field"),
+        pytest.param(".spec.missing", None, id="missing"),
+        pytest.param(".spec.items[1]", "b", id="index"),
+        pytest.param(".spec.items[9]", None, id="index-out-of-range"),
+        pytest.param('.status.conditions[?(@.type=="Ready")].status', "True", id="filter"),
+        pytest.param(".status.conditions[?(@.type=='Gone')].status", None, id="filter-no-match"),
+    ],
+)
+def test_printer_column_json_path(path, want):
+    from sandbox.tables import json_path
+
+    obj = {
+        "spec": {"size": 3, "items": ["a", "b"]},
+        "status": {
+            "conditions": [
+                {"type": "Synced", "status": "False"},
+                {"type": "Ready", "status": "True"},
+            ]
+        },
+    }
+    assert json_path(obj, path) == want
