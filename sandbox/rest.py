@@ -6,6 +6,7 @@ maps every failure to a `metav1.Status` through `ApiError`.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -173,7 +174,8 @@ async def _collection(
                 options=_watch_options(ctx, query),
             )
         items = api.list(rt, scope, labels=labels, fields=fields)
-        return _maybe_table(request, ctx, rt, items) or _list_response(api, rt, items)
+        items, page_meta = paginate(items, query, rv=api.store.rv)
+        return _maybe_table(request, ctx, rt, items) or _list_response(api, rt, items, page_meta)
     if method == "POST":
         if info.subresource:
             raise errors.method_not_allowed(method)
@@ -202,9 +204,40 @@ async def read_body(request: web.Request, *, optional: bool = False) -> Any:
     return decode(raw, request.content_type)
 
 
-def _list_response(api: Api, rt: ResourceType, items: list[Obj]) -> web.Response:
+def paginate(items: list[Obj], query: Any, *, rv: int) -> tuple[list[Obj], dict[str, Any]]:
+    """`limit`/`continue`: a page and its list metadata (continue token, remaining count).
+
+    Pages are cut from the current state after the last key of the previous page, not from a
+    snapshot at the first page's resourceVersion (which upstream keeps until compaction).
+    """
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    start = 0
+    if query.get("continue"):
+        try:
+            token = json.loads(base64.urlsafe_b64decode(query["continue"].encode()))
+            after = (str(token["ns"]), str(token["name"]))
+        except (ValueError, KeyError, TypeError) as err:
+            raise errors.bad_request("continue key is not valid: invalid continue token") from err
+        keys = [(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in items]
+        start = next((i for i, k in enumerate(keys) if k > after), len(items))
+    try:
+        limit = int(query.get("limit") or 0)
+    except ValueError as err:
+        raise errors.bad_request(f"invalid limit: {query.get('limit')!r}") from err
+    if limit <= 0 or start + limit >= len(items):
+        return items[start:], meta
+    page = items[start : start + limit]
+    last = page[-1]["metadata"]
+    token = {"ns": last.get("namespace", ""), "name": last["name"], "rv": rv}
+    meta["continue"] = base64.urlsafe_b64encode(json.dumps(token).encode()).decode()
+    meta["remainingItemCount"] = len(items) - start - limit
+    return page, meta
+
+
+def _list_response(
+    api: Api, rt: ResourceType, items: list[Obj], meta: dict[str, Any]
+) -> web.Response:
     """The list as JSON, reusing each stored object's cached encoding (LIST is the hot path)."""
-    meta = {"resourceVersion": str(api.store.rv)}
     head = json.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
     parts = b",".join(api.store.encode(rt.key, o) for o in items)
     body = head[:-1].encode() + b',"items":[' + parts + b"]}"

@@ -313,3 +313,28 @@ async def test_table_for_kubectl_get(sandbox_http):
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
     assert [r["cells"][0] for r in table["rows"]] == ["t"]
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+async def test_list_pages_with_limit_and_continue(kube_client):
+    core = client.CoreV1Api(kube_client)
+    for i in range(5):
+        await core.create_namespaced_config_map("default", configmap(f"page-{i}"))
+    seen, token, pages = [], None, 0
+    while True:
+        page = await core.list_namespaced_config_map("default", limit=2, _continue=token)
+        seen += [c.metadata.name for c in page.items]
+        pages += 1
+        token = page.metadata._continue
+        if not token:
+            break
+        assert page.metadata.remaining_item_count == 5 - len(seen)
+    assert seen == [f"page-{i}" for i in range(5)]
+    assert pages == 3
+
+
+async def test_bad_continue_token_is_400(sandbox_http):
+    status, body = await sandbox_http.request(
+        "GET", "/api/v1/namespaces/default/configmaps?limit=1&continue=garbage"
+    )
+    assert status == 400
+    assert body["reason"] == "BadRequest"

@@ -257,3 +257,10 @@ async def test_server_side_apply_approximation(kubectl):
     assert "serverside-applied" in out
     _, out, _ = await kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
     assert out == "3"
+
+
+async def test_get_in_chunks(kubectl):
+    for i in range(5):
+        await kubectl("create", "configmap", f"chunk-{i}")
+    _, out, _ = await kubectl("get", "configmaps", "--chunk-size=2", "-o", "name")
+    assert out.split() == [f"configmap/chunk-{i}" for i in range(5)]
