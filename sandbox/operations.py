@@ -378,7 +378,7 @@ class Api:
                 raise errors.conflict(rt.plural, rt.group, meta["name"], why)
 
     def _empty_namespace(self, name: str) -> None:
-        for key in list(self.store._objects):
+        for key in self.store.resource_keys():
             for obj in self.store.list(key, name):
                 self.store.remove(key, name, obj["metadata"]["name"])
 

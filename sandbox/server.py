@@ -20,7 +20,7 @@ import yaml
 from aiohttp import web
 
 from sandbox import discovery, errors, openapi
-from sandbox.aggregator import Aggregator
+from sandbox.aggregator import Aggregator, seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
 from sandbox.certs import CertKey, issue, make_ca
@@ -200,8 +200,6 @@ class Sandbox:
         for name in START_NAMESPACES:
             self.api.create(ns, "", {"metadata": {"name": name}})
         self._publish_authentication()
-        from sandbox.aggregator import seed_local_apiservices
-
         seed_local_apiservices(self.api, self.registry)
 
     def _publish_authentication(self) -> None:

@@ -97,6 +97,10 @@ class Store:
             return [objs[k] for k in sorted(objs)]
         return [o for (ns, n), o in sorted(objs.items()) if ns == namespace]
 
+    def resource_keys(self) -> builtins.list[Key]:
+        """Every (group, plural) that has held objects."""
+        return builtins.list(self._objects)
+
     def count(self, key: Key) -> int:
         return len(self._objects.get(key, {}))
 
