@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
@@ -75,6 +74,7 @@ class Controller:
         self._generations: dict[str, Any] = {}
         self._failures: dict[str, int] = {}
         self._workers: list[asyncio.Task[None]] = []
+        self._term = 0  # leadership terms; a worker stops when its term is over
         self.leading = False
         self.passes = 0  # completed passes, for tests and benchmarks
 
@@ -108,28 +108,37 @@ class Controller:
             spread = self.config.sync_period if len(keys) > self.config.spread_above else 0.0
             for key in keys:
                 self.queue.add(key, delay=random.uniform(0, spread))
+            self._term += 1
             self._workers = [
-                asyncio.create_task(self._work(), name=f"worker-{i}")
+                asyncio.create_task(self._work(self._term), name=f"worker-{i}")
                 for i in range(self.config.workers)
             ]
         else:
-            for task in self._workers:
-                task.cancel()
-            self._workers = []
+            self._end_term()
 
-    async def stop(self) -> None:
+    def _end_term(self) -> list[asyncio.Task[None]]:
+        """Stop this term's workers: they check the term on every loop too, because a library
+        that turns a cancellation into a timeout must not keep a follower writing."""
+        self._term += 1
         workers, self._workers = self._workers, []
-        self.leading = False
         for task in workers:
             task.cancel()
-        for task in workers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        return workers
+
+    async def stop(self) -> None:
+        self.leading = False
+        workers = self._end_term()
+        if workers:
+            # bounded: a worker stuck in a request still ends within one pass deadline
+            await asyncio.wait(workers, timeout=self.config.pass_timeout + 1)
 
     # ---- the work loop ------------------------------------------------------------------
-    async def _work(self) -> None:
-        while True:
+    async def _work(self, term: int) -> None:
+        while term == self._term:
             key, due = await self.queue.get()
+            if term != self._term:
+                self.queue.done(key, delay=0.0)  # not ours any more: hand it back
+                return
             next_: tuple[float, bool] | None = None
             try:
                 next_ = await self._pass(key, due)
@@ -150,6 +159,9 @@ class Controller:
             async with asyncio.timeout(self.config.pass_timeout):
                 outcome = await self._reconciler.reconcile(obj, now=self._clock())
         except TimeoutError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # a cancellation, not our deadline
+                raise asyncio.CancelledError from None
             outcome = Outcome(reason="Timeout", error=f"pass took over {self.config.pass_timeout}s")
         except Exception as e:  # a bug must not kill the worker; log it with the object's name
             log.exception("reconcile %s failed", key, extra={"autoscaler": key})

@@ -177,3 +177,27 @@ async def test_an_urgent_add_promotes_a_queued_routine_key_once():
     q.done(key)
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(q.get(), 0.1)
+
+
+class SwallowingReconciler(FakeReconciler):
+    """A pass whose I/O turns a cancellation into an ordinary failure (as a library may)."""
+
+    async def reconcile(self, obj, *, now, write=True):
+        self.passes.append((obj["metadata"]["name"], asyncio.get_running_loop().time()))
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            return Outcome(reason="FailedGetScale", error="request cancelled")
+        return Outcome(reason="ReadyForNewScale", replicas=1)
+
+
+async def test_workers_stop_even_when_a_pass_swallows_the_cancellation():
+    rec = SwallowingReconciler()
+    store = Store(*(autoscaler(f"a{i}") for i in range(4)))
+    ctl = controller(rec, store, sync_period=0.01, min_backoff=0.01)
+    ctl.set_leading(True)
+    await asyncio.sleep(0.2)
+    await asyncio.wait_for(ctl.stop(), 2)
+    stopped = len(rec.passes)
+    await asyncio.sleep(0.3)
+    assert len(rec.passes) == stopped, "no pass may start after stop()"
