@@ -286,7 +286,8 @@ async def main() -> None:
             await asyncio.sleep(0.5)
             if len(lags) >= args.autoscalers:
                 first_round_done = time.monotonic() - wall0
-        print(f"first round ({args.autoscalers} passes, spread over one sync period): {first_round_done:.1f}s")
+        spread = f"{args.autoscalers} passes, spread over one sync period"
+        print(f"first round ({spread}): {first_round_done:.1f}s")
         mark = len(lags)
         cpu1, wall1 = cpu_seconds(), time.monotonic()
         wake = await wake_trials(st, args.wake_trials)
