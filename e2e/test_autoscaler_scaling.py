@@ -259,3 +259,56 @@ async def test_target_scaled_to_zero_by_hand_stays_at_zero(stack: Stack):
 async def _reason_is(st: Stack, name: str, type_: str, reason: str):
     cond = await st.condition(name, type_)
     return cond if cond.get("reason") == reason else None
+
+
+async def test_object_metric_scales_a_deployment_and_puts_it_to_sleep(stack: Stack):
+    st = stack
+    metric = {
+        "type": "Object",
+        "object": {
+            "describedObject": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "consumer"},
+            "metric": {"name": "e2e_backlog"},
+            "target": {"type": "AverageValue", "averageValue": "10"},
+        },
+    }
+    no_window = {**FAST, "scaleDown": {**FAST["scaleDown"], "stabilizationWindowSeconds": 0}}
+    spec = {
+        "scaleTargetRef": target_ref("consumer"),
+        "minReplicas": 0,
+        "maxReplicas": 10,
+        "metrics": [metric],
+        "behavior": no_window,
+    }
+    backlog = {"namespace": st.namespace, "deployment": "consumer"}
+    item = [
+        {
+            "items": [
+                {
+                    "describedObject": {},
+                    "metricName": "e2e_backlog",
+                    "timestamp": "2026-01-01T00:00:00Z",
+                    "value": "40",
+                }
+            ]
+        }
+    ]
+    want = predict(spec, replicas=1, metrics=item)
+    assert want == 4
+    await st.write("e2e_backlog", backlog, 40)
+    await st.deployment("consumer", 1)
+    await asyncio.sleep(1.5)  # the adapter's discovery sees the series
+    await st.autoscaler("consumer", spec)
+    async with st.controller():
+        await eventually(lambda: replicas_are(st, "consumer", want), timeout=15, what=f"{want}")
+
+        async def per_pod():
+            status = (await st.get_autoscaler("consumer"))["status"]
+            return status["currentMetrics"][0]["object"]["current"]["averageValue"] == "10"
+
+        # 40 over the 4 replicas the Deployment reports once its new pods run
+        await eventually(per_pod, timeout=10, what="averageValue 10")
+        assert await st.replicas("consumer") == want
+        await st.write("e2e_backlog", backlog, 0)
+        await eventually(lambda: replicas_are(st, "consumer", 0), timeout=15, what="zero")
+        cond = await eventually(lambda: st.condition("consumer", "ScaledToZero"), timeout=5)
+        assert cond["status"] == "True"

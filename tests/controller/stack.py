@@ -39,6 +39,12 @@ rules:
       namespace: {resource: namespace}
       pod: {resource: pod}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: 'e2e_backlog{namespace!="",deployment!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      deployment: {group: apps, resource: deployment}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
 externalRules:
 - seriesQuery: 'e2e_queue_depth{queue!=""}'
   resources: {namespaced: false}
