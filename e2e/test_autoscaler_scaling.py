@@ -312,3 +312,42 @@ async def test_object_metric_scales_a_deployment_and_puts_it_to_sleep(stack: Sta
         await eventually(lambda: replicas_are(st, "consumer", 0), timeout=15, what="zero")
         cond = await eventually(lambda: st.condition("consumer", "ScaledToZero"), timeout=5)
         assert cond["status"] == "True"
+
+
+async def test_cpu_utilization_from_the_resource_metrics_api(stack: Stack):
+    """metrics.k8s.io comes from a stand-in metrics-server (tests/controller/podmetrics.py)."""
+    if stack.prometheus is None:
+        pytest.skip("a real cluster brings its own metrics-server")
+    from autoscaler.reconcile import ControllerOptions
+    from tests.controller.podmetrics import PodMetricsServer
+
+    st = stack
+    total = [400.0]  # millicores over all running pods
+    server = PodMetricsServer(st.kube, lambda pods: total[0] / pods)
+    await server.start()
+    cpu = {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+    }
+    spec = {
+        "scaleTargetRef": target_ref("web"),
+        "minReplicas": 1,
+        "maxReplicas": 10,
+        "metrics": [cpu],
+        "behavior": FAST,
+    }
+    try:
+        await st.deployment("web", 1, cpu_request="100m")
+        await eventually(lambda: st.pods("web"), timeout=10, what="a pod")
+        await st.autoscaler("web", spec)
+        # no CPU initialization period: the sandbox's pods are ready at once
+        options = ControllerOptions(cpu_initialization_period=0)
+        async with st.controller(options=options):
+            # 400m on one pod requesting 100m is 400% against 50%: ceil(1 x 8) = 8
+            await eventually(lambda: replicas_are(st, "web", 8), timeout=20, what="8 replicas")
+            status = (await st.get_autoscaler("web"))["status"]
+            assert status["targets"].startswith("cpu: ")
+            total[0] = 100.0  # 12.5m per pod, 12.5%: ceil(8 x 0.25) = 2 after the window
+            await eventually(lambda: replicas_are(st, "web", 2), timeout=20, what="2 replicas")
+    finally:
+        await server.stop()

@@ -79,7 +79,10 @@ class Stack:
     async def create(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
         return await self.kube.request("POST", path, body=obj)
 
-    async def deployment(self, name: str, replicas: int) -> None:
+    async def deployment(self, name: str, replicas: int, *, cpu_request: str = "") -> None:
+        container: dict[str, Any] = {"name": "app", "image": "registry.k8s.io/pause:3.9"}
+        if cpu_request:
+            container["resources"] = {"requests": {"cpu": cpu_request}}
         body = {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -89,7 +92,7 @@ class Stack:
                 "selector": {"matchLabels": {"app": name}},
                 "template": {
                     "metadata": {"labels": {"app": name}},
-                    "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9"}]},
+                    "spec": {"containers": [container]},
                 },
             },
         }
