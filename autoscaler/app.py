@@ -18,7 +18,7 @@ from autoscaler.kube.cluster import AUTOSCALERS
 from autoscaler.kube.informer import Informer
 from autoscaler.kube.lease import LeaderElector, LeaseConfig
 from autoscaler.reconcile import ControllerOptions, Reconciler
-from autoscaler.selfmetrics import SelfMetrics, start_health_server
+from autoscaler.selfmetrics import SelfMetrics, serving_context, start_health_server
 
 __all__ = ["Informers", "Settings", "serve"]
 
@@ -36,6 +36,8 @@ class Settings:
     lease: LeaseConfig = field(default_factory=LeaseConfig)
     metrics_host: str = "0.0.0.0"  # a pod serves its probes on all its interfaces
     metrics_port: int = 8080  # 0 disables the /metrics, /healthz, /readyz server
+    tls_cert_file: str = ""  # with tls_key_file: serve them over HTTPS (PEM files)
+    tls_key_file: str = ""
     request_timeout: float = 10.0  # seconds per API request
 
 
@@ -81,8 +83,15 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     holder.append(controller)
     runner = None
     if settings.metrics_port:
+        tls = None
+        if settings.tls_cert_file:
+            tls = serving_context(settings.tls_cert_file, settings.tls_key_file)
         runner = await start_health_server(
-            metrics, host=settings.metrics_host, port=settings.metrics_port, ready=store.synced
+            metrics,
+            host=settings.metrics_host,
+            port=settings.metrics_port,
+            ready=store.synced,
+            ssl_context=tls,
         )
     for informer in store.informers:
         informer.start()

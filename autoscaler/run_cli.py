@@ -180,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="/metrics, /healthz, /readyz (0: off)",
     )
     g.add_argument("--metrics-bind-address", default="0.0.0.0", metavar="ADDR")
+    g.add_argument(
+        "--tls-cert-file",
+        default="",
+        metavar="FILE",
+        help="serve the metrics port over HTTPS with this certificate (PEM)",
+    )
+    g.add_argument("--tls-private-key-file", default="", metavar="FILE")
     g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     g.add_argument("--log-format", default="json", choices=["json", "text"])
     return p
@@ -191,6 +198,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise ValueError("--leader-elect-renew-deadline must be less than the lease duration")
     if args.leader_elect_retry_period >= args.leader_elect_renew_deadline:
         raise ValueError("--leader-elect-retry-period must be less than the renew deadline")
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
     if args.sync_period <= 0 or args.zero_poll_interval <= 0:
         raise ValueError("--sync-period and --zero-poll-interval must be positive")
     return Settings(
@@ -219,6 +228,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         ),
         metrics_host=args.metrics_bind_address,
         metrics_port=args.metrics_port,
+        tls_cert_file=args.tls_cert_file,
+        tls_key_file=args.tls_private_key_file,
         request_timeout=args.request_timeout,
     )
 

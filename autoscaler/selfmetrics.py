@@ -6,6 +6,7 @@ failover e2e) never collide on metric names.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -13,7 +14,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["SelfMetrics", "start_health_server"]
+__all__ = ["SelfMetrics", "serving_context", "start_health_server"]
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
@@ -63,9 +64,15 @@ class SelfMetrics:
 
 
 async def start_health_server(
-    metrics: SelfMetrics, *, host: str, port: int, ready: Callable[[], bool]
+    metrics: SelfMetrics,
+    *,
+    host: str,
+    port: int,
+    ready: Callable[[], bool],
+    ssl_context: ssl.SSLContext | None = None,
 ) -> web.AppRunner:
-    """Serve /metrics, /healthz and /readyz (ready: the Autoscaler cache has synced)."""
+    """Serve /metrics, /healthz and /readyz (ready: the Autoscaler cache has synced), over
+    HTTPS when `ssl_context` is given."""
 
     async def prom(_: web.Request) -> web.Response:
         body = generate_latest(metrics.registry)
@@ -83,5 +90,13 @@ async def start_health_server(
     app.router.add_get("/readyz", readyz)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    await web.TCPSite(runner, host, port, ssl_context=ssl_context).start()
     return runner
+
+
+def serving_context(cert_file: str, key_file: str) -> ssl.SSLContext:
+    """A TLS 1.2+ server context from PEM files; OSError/ssl.SSLError name a bad file."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert_file, key_file)
+    return context

@@ -161,7 +161,9 @@ class Stack:
         config = {"sync_period": 1.0, "zero_poll_interval": 1.0, "workers": 4, **controller}
         return Settings(
             kubeconfig=str(self.kubeconfig),
-            namespaces=(self.namespace,),
+            # all namespaces on the sandbox (the failover test covers --namespace); only the
+            # test's own namespace on a shared real cluster
+            namespaces=() if self.prometheus is not None else (self.namespace,),
             controller=ControllerConfig(**config),
             options=options,
             leader_elect=lease is not None,

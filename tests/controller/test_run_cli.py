@@ -80,6 +80,7 @@ def test_flags_become_settings():
         pytest.param(["--workers", "0"], "--workers", id="zero-workers"),
         pytest.param(["--metrics-port", "70000"], "--metrics-port", id="bad-port"),
         pytest.param(["--bogus"], "unrecognized", id="unknown-flag"),
+        pytest.param(["--tls-cert-file", "c.pem"], "--tls-private-key-file", id="cert-without-key"),
         pytest.param(
             ["--leader-elect-renew-deadline", "20s"], "renew-deadline", id="renew-over-lease"
         ),

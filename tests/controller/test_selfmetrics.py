@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import aiohttp
+import pytest
 
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.reconcile import Outcome
@@ -40,3 +41,38 @@ async def test_endpoints_and_metric_names():
         assert line in text
     assert "promscaler_autoscaler_reconcile_lag_seconds_bucket" in text
     assert "promscaler_autoscaler_reconcile_duration_seconds_bucket" in text
+
+
+async def test_metrics_over_tls(tmp_path):
+    import ssl
+    from datetime import UTC, datetime
+
+    from autoscaler.selfmetrics import serving_context
+    from sandbox.certs import issue, make_ca
+
+    now = datetime.now(UTC)
+    ca = make_ca("test-ca", now=now)
+    cert, key = issue(ca, "autoscaler", now=now, hosts=("127.0.0.1",), server=True).write(
+        tmp_path, "serving"
+    )
+    ca_file = tmp_path / "ca.crt"
+    ca_file.write_bytes(ca.cert_pem)
+    runner = await start_health_server(
+        SelfMetrics(),
+        host="127.0.0.1",
+        port=0,
+        ready=lambda: True,
+        ssl_context=serving_context(str(cert), str(key)),
+    )
+    port = runner.addresses[0][1]
+    client = ssl.create_default_context(cafile=str(ca_file))
+    try:
+        async with aiohttp.ClientSession() as s:
+            async with s.get(f"https://127.0.0.1:{port}/metrics", ssl=client) as r:
+                assert r.status == 200
+                assert "promscaler_autoscaler_leader" in await r.text()
+            with pytest.raises(aiohttp.ClientError):
+                async with s.get(f"http://127.0.0.1:{port}/metrics") as r:
+                    await r.read()
+    finally:
+        await runner.cleanup()
