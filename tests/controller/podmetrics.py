@@ -6,6 +6,7 @@ that CA in `caBundle`, so the aggregator verifies it as it would metrics-server.
 from __future__ import annotations
 
 import base64
+import shutil
 import ssl
 import tempfile
 from collections.abc import Callable
@@ -28,6 +29,7 @@ class PodMetricsServer:
         self._kube = kube
         self.cpu_milli = cpu_milli  # running pods -> each pod's CPU usage in millicores
         self._runner: web.AppRunner | None = None
+        self._dir: Path | None = None
 
     async def _discovery(self, _: web.Request) -> web.Response:
         return web.json_response(
@@ -92,7 +94,7 @@ class PodMetricsServer:
             hosts=(f"metrics-server.{NS}.svc", "127.0.0.1"),
             server=True,
         )
-        tmp = Path(tempfile.mkdtemp(prefix="podmetrics-"))
+        tmp = self._dir = Path(tempfile.mkdtemp(prefix="podmetrics-"))
         cert, key = leaf.write(tmp, "serving")
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert, key)
@@ -140,3 +142,5 @@ class PodMetricsServer:
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
