@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -317,6 +318,7 @@ async def main() -> None:
                 if proc.poll() is None:
                     proc.kill()
         prom.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
