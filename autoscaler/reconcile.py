@@ -65,6 +65,22 @@ class Outcome:
     error: str | None = None  # set when the pass failed and should back off
 
 
+# SetDefaults_HorizontalPodAutoscaler: no metrics means CPU utilization at 80%
+DEFAULT_METRICS: tuple[JSON, ...] = (
+    {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+    },
+)
+
+
+def with_default_metrics(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec as the HPA API would default it: an empty `metrics` becomes CPU at 80%."""
+    if spec.get("metrics"):
+        return dict(spec)
+    return {**spec, "metrics": [dict(m) for m in DEFAULT_METRICS]}
+
+
 class Reconciler:
     """Runs passes. `write=False` (not the leader) reads and decides but never writes."""
 
@@ -74,7 +90,7 @@ class Reconciler:
         self._decide = decide
 
     async def reconcile(self, obj: JSON, *, now: datetime, write: bool = True) -> Outcome:
-        meta, spec = obj.get("metadata", {}), obj.get("spec") or {}
+        meta, spec = obj.get("metadata", {}), with_default_metrics(obj.get("spec") or {})
         ns = str(meta.get("namespace", ""))
         status = dict(obj.get("status") or {})
         try:
@@ -166,7 +182,7 @@ class Reconciler:
     async def _metric_events(self, obj: JSON, metrics: list[JSON], result: JSON) -> None:
         """FailedGet<Type>Metric per unreadable metric; FailedComputeMetricsReplicas when the
         core could not compute (upstream's reconcile error)."""
-        specs = list((obj.get("spec") or {}).get("metrics") or [])
+        specs = with_default_metrics(obj.get("spec") or {})["metrics"]
         for m, entry in zip(specs, metrics, strict=False):
             if "error" in entry:
                 kind = str(m.get("type", ""))
@@ -199,7 +215,7 @@ class Reconciler:
         await self._write_status(obj, old, {**old, "conditions": conditions}, old.get("history"))
 
     async def _write_status(self, obj: JSON, old: JSON, status: JSON, history: Any) -> None:
-        spec = obj.get("spec") or {}
+        spec = with_default_metrics(obj.get("spec") or {})
         new = {k: v for k, v in status.items() if v is not None}
         new["history"] = history
         new["observedGeneration"] = obj.get("metadata", {}).get("generation")

@@ -253,3 +253,32 @@ async def test_external_value_target_scales_by_the_ready_pod_count():
 
     # ratio 30/10 = 3 times the 2 ready pods (upstream getUsageRatioReplicaCount)
     assert cluster.scale_writes == [("web", 6)]
+
+
+async def test_no_metrics_means_cpu_utilization_80_as_the_hpa_defaults():
+    cluster = FakeCluster()
+    cluster.add_target("web", 2)
+    seen = []
+
+    def recording(doc):
+        seen.append(doc)
+        return decide_document(doc)
+
+    obj = autoscaler(metrics=[])
+    outcome = await reconciler(cluster, decide=recording).reconcile(obj, now=NOW)
+
+    (doc,) = seen
+    assert doc["autoscaler"]["spec"]["metrics"] == [
+        {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80},
+            },
+        }
+    ]
+    assert len(doc["metrics"]) == 1, "one fetched entry for the defaulted cpu metric"
+    # the fake cluster serves no cpu samples: the metric fails, it is not an invalid spec
+    assert outcome.reason != "InvalidSpec"
+    assert "FailedGetResourceMetric" in reasons(cluster)
+    assert obj["spec"]["metrics"] == [], "the object itself is not modified"
