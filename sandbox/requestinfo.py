@@ -76,6 +76,11 @@ def parse(method: str, path: str, query: dict[str, str]) -> RequestInfo:
         verb = "list" if verb == "get" else "deletecollection"
     if watch_prefix or (verb in ("get", "list") and query.get("watch") in _TRUE):
         verb = "watch"
+    if verb in ("list", "watch") and not name:
+        # as kube-apiserver: a list/watch pinned to one name by `metadata.name=` is authorized
+        # with that name, so RBAC resourceNames rules (e.g. the
+        # extension-apiserver-authentication-reader Role) allow it
+        name = _field_selector_name(query.get("fieldSelector", ""))
     return RequestInfo(
         path=path,
         verb=verb,
@@ -89,3 +94,18 @@ def parse(method: str, path: str, query: dict[str, str]) -> RequestInfo:
         name=name,
         parts=tuple(rest),
     )
+
+
+def _field_selector_name(selector: str) -> str:
+    """The name a field selector requires exactly (`metadata.name=x` or `==x`), else ""."""
+    names = set()
+    for term in selector.split(","):
+        field, op, value = term.partition("==") if "==" in term else term.partition("=")
+        if op and not field.endswith("!") and field.strip() == "metadata.name":
+            names.add(value.strip())
+    # a valid path segment only, as upstream (path.IsValidPathSegmentName)
+    if len(names) == 1:
+        (name,) = names
+        if name and name not in (".", "..") and "/" not in name and "%" not in name:
+            return name
+    return ""
