@@ -25,6 +25,12 @@ class RequestInfo:
     subresource: str = ""
     name: str = ""
     parts: tuple[str, ...] = ()
+    selected_name: str = ""  # list/watch pinned by `fieldSelector=metadata.name=X`: X
+
+    @property
+    def authorization_name(self) -> str:
+        """The name RBAC sees: the path's, or the one a list/watch is pinned to."""
+        return self.name or self.selected_name
 
 
 def _method_verb(method: str) -> str:
@@ -76,12 +82,12 @@ def parse(method: str, path: str, query: dict[str, str]) -> RequestInfo:
         verb = "list" if verb == "get" else "deletecollection"
     if watch_prefix or (verb in ("get", "list") and query.get("watch") in _TRUE):
         verb = "watch"
-    if verb in ("list", "watch") and not name:
-        # as kube-apiserver: a list/watch pinned to one name by `metadata.name=` is authorized
-        # with that name, so RBAC resourceNames rules (e.g. the
-        # extension-apiserver-authentication-reader Role) allow it
-        name = _field_selector_name(query.get("fieldSelector", ""))
+    # as kube-apiserver: a list/watch pinned to one name by `metadata.name=` is authorized with
+    # that name, so RBAC resourceNames rules (e.g. extension-apiserver-authentication-reader)
+    # allow it; routing still sees a collection request
+    pinned = _field_selector_name(query.get("fieldSelector", "")) if not name else ""
     return RequestInfo(
+        selected_name=pinned if verb in ("list", "watch") else "",
         path=path,
         verb=verb,
         is_resource=True,

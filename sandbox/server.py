@@ -322,7 +322,7 @@ class Sandbox:
             resource=info.resource,
             subresource=info.subresource,
             namespace=info.namespace,
-            name=info.name,
+            name=info.authorization_name,
             path=info.path,
         )
         allowed, _ = self.policy.authorize(attrs)

@@ -30,7 +30,8 @@ CM = "/api/v1/namespaces/kube-system/configmaps"
 )
 def test_field_selector_name(method, query, verb, name):
     info = parse(method, CM, query)
-    assert (info.verb, info.name) == (verb, name)
+    assert (info.verb, info.authorization_name) == (verb, name)
+    assert info.name == "", "routing still sees the collection"
 
 
 async def test_resource_names_rule_allows_a_list_pinned_to_that_name(sandbox_factory):
@@ -52,11 +53,13 @@ async def test_resource_names_rule_allows_a_list_pinned_to_that_name(sandbox_fac
     sb = await sandbox_factory(policy=policy)
     http = SandboxHttp(sb, token="reader-token")
     try:
-        pinned, _ = await http.request(
+        pinned, body = await http.request(
             "GET", f"{CM}?fieldSelector=metadata.name%3Dextension-apiserver-authentication"
         )
         unpinned, _ = await http.request("GET", CM)
     finally:
         await http.close()
     assert pinned == 200
+    assert body["kind"] == "ConfigMapList"
+    assert [o["metadata"]["name"] for o in body["items"]] == ["extension-apiserver-authentication"]
     assert unpinned == 403
