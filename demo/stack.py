@@ -179,6 +179,7 @@ async def running_stack(
                 f"--authentication-kubeconfig={workdir / 'adapter.kubeconfig'}",
                 f"--authorization-kubeconfig={workdir / 'adapter.kubeconfig'}",
                 "--cache-ttl=500ms",
+                "-v=2",
             ],
         )  # fmt: skip
         metrics_port = free_port()
