@@ -87,7 +87,7 @@ def plot(samples: list[Sample], path: Path) -> None:
         label="web pods ready",
     )
     top_r.set_ylabel("replicas", color="tab:red")
-    top.set_title("web: Pods metric http_requests_per_second, target 20 per pod", pad=16)
+    top.set_title("web: Pods metric http_requests_per_second, target 20 per pod")
     _legend(top, top_r)
 
     bottom.plot(t, [s.arrivals for s in samples], color="tab:green", label="arrivals (items/s)")
@@ -117,7 +117,7 @@ def plot(samples: list[Sample], path: Path) -> None:
 def _legend(left: Any, right: Any) -> None:
     lines, labels = left.get_legend_handles_labels()
     more_lines, more_labels = right.get_legend_handles_labels()
-    left.legend(lines + more_lines, labels + more_labels, loc="upper right", fontsize=8)
+    left.legend(lines + more_lines, labels + more_labels, loc="center right", fontsize=8)
 
 
 def _shade_phases(samples: list[Sample], axes: tuple[Any, ...]) -> None:
@@ -136,10 +136,11 @@ def _shade_phases(samples: list[Sample], axes: tuple[Any, ...]) -> None:
                 ax.axvspan(a, b, color="0.93", zorder=0)
         axes[0].text(
             (a + b) / 2,
-            1.01,
+            0.97,
             name,
             transform=axes[0].get_xaxis_transform(),
             ha="center",
-            va="bottom",
+            va="top",
             fontsize=8,
+            color="0.35",
         )

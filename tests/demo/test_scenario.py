@@ -1,0 +1,44 @@
+import pytest
+
+from demo.scenario import PHASES, Queue, duration, load_at
+from demo.timeline import Sample, replica_path, summary_lines
+
+
+@pytest.mark.parametrize(
+    ("t", "phase", "web_rps", "arrivals"),
+    [
+        pytest.param(0, "idle", 4, 0, id="start-idle"),
+        pytest.param(25, "ramp", 82, 12, id="ramp-midpoint"),
+        pytest.param(55, "plateau", 160, 24, id="plateau"),
+        pytest.param(75, "drop", 4, 0, id="drop"),
+        pytest.param(110, "burst", 240, 36, id="burst"),
+        pytest.param(10_000, "idle", 4, 0, id="after-the-end"),
+    ],
+)
+def test_load_shape(t, phase, web_rps, arrivals):
+    load = load_at(t)
+    assert (load.phase, load.web_rps, load.arrivals) == (phase, web_rps, arrivals)
+
+
+def test_speed_plays_the_shape_faster():
+    assert load_at(25 / 3, speed=3) == load_at(25)
+    assert duration() == sum(p.seconds for p in PHASES) == 150
+
+
+def test_queue_grows_with_arrivals_and_drains_with_workers():
+    queue = Queue()
+    assert queue.step(arrivals=10, ready_workers=0, dt=2) == 20
+    assert queue.step(arrivals=0, ready_workers=1, dt=2) == 8  # 6 items/s per worker
+    assert queue.step(arrivals=0, ready_workers=4, dt=10) == 0, "never negative"
+
+
+def test_replica_path_and_summary():
+    assert replica_path([1, 1, 3, 3, 1, 0, 0]) == [1, 3, 1, 0]
+    samples = [
+        Sample(t, "idle", rps, 0, 0, web, web, worker, worker, "", "", "", "")
+        for t, rps, web, worker in [(0, 4, 1, 1), (1, 100, 5, 0), (2, 4, 2, 3)]
+    ]
+    assert summary_lines(samples)[:2] == [
+        "web replica path: 1 -> 5 -> 2",
+        "worker replica path: 1 -> 0 -> 3",
+    ]
