@@ -150,6 +150,7 @@ class Api:
             meta = obj["metadata"] = {}
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata: must be an object")
+        _check_shape(rt, obj)
         if rt.namespaced:
             if meta.get("namespace") and meta["namespace"] != namespace:
                 raise errors.bad_request(
@@ -395,6 +396,40 @@ class Api:
             self.delete(rt, o["metadata"].get("namespace", ""), o["metadata"]["name"])
             for o in victims
         ]
+
+
+_META_STRINGS = ("name", "generateName", "namespace", "resourceVersion", "uid")
+_META_MAPS = ("labels", "annotations")
+
+
+def _decode_error(rt: ResourceType, field: str, want: str, value: Any) -> ApiError:
+    # the wording of the real server's JSON decoding errors
+    got = type(value).__name__.replace("str", "string").replace("dict", "object")
+    return errors.bad_request(
+        f"json: cannot unmarshal {got} into Go struct field {rt.kind}.{field} of type {want}"
+    )
+
+
+def _check_shape(rt: ResourceType, obj: Obj) -> None:
+    """Types the Go structs would refuse to decode: 400, as upstream, before any processing."""
+    meta = obj["metadata"]
+    for field in _META_STRINGS:
+        if field in meta and meta[field] is not None and not isinstance(meta[field], str):
+            raise _decode_error(rt, f"metadata.{field}", "string", meta[field])
+    for field in _META_MAPS:
+        value = meta.get(field)
+        if value is not None and not isinstance(value, dict):
+            raise _decode_error(rt, f"metadata.{field}", "map[string]string", value)
+    for field in ("finalizers", "ownerReferences"):
+        value = meta.get(field)
+        if value is not None and not isinstance(value, list):
+            raise _decode_error(rt, f"metadata.{field}", "[]", value)
+    if rt.custom:
+        return  # the CRD schema speaks for custom resources
+    for field in ("spec", "status", "data", "stringData", "binaryData"):
+        value = obj.get(field)
+        if value is not None and not isinstance(value, dict):
+            raise _decode_error(rt, field, "object", value)
 
 
 def matches_fields(rt: ResourceType, obj: Obj, fields: tuple[FieldRequirement, ...]) -> bool:

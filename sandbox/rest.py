@@ -90,6 +90,21 @@ def _resolve(ctx: RestContext, info: RequestInfo) -> ResourceType:
 async def serve_resource(
     request: web.Request, ctx: RestContext, info: RequestInfo, user: auth.User
 ) -> web.StreamResponse:
+    try:
+        return await _serve_resource(request, ctx, info, user)
+    except (TypeError, AttributeError, KeyError, ValueError) as err:
+        # a body of the right JSON kinds at the top but the wrong ones deeper down: the real
+        # server refuses it while decoding into the Go types, with a 400
+        if request.method in ("GET", "HEAD"):
+            raise
+        raise errors.bad_request(
+            f"the object could not be decoded: {type(err).__name__}: {err}"
+        ) from err
+
+
+async def _serve_resource(
+    request: web.Request, ctx: RestContext, info: RequestInfo, user: auth.User
+) -> web.StreamResponse:
     rt = _resolve(ctx, info)
     method = request.method
     namespace = info.namespace if rt.namespaced else ""
@@ -257,7 +272,8 @@ def _watch_options(ctx: RestContext, query: Any) -> WatchOptions:
     timeout = ctx.watch_timeout
     if query.get("timeoutSeconds"):
         try:
-            timeout = float(int(query["timeoutSeconds"]))
+            # 0 means unset, as upstream (the server's default applies)
+            timeout = float(int(query["timeoutSeconds"])) or ctx.watch_timeout
         except ValueError as err:
             raise errors.bad_request(
                 f"invalid timeoutSeconds: {query['timeoutSeconds']!r}"
