@@ -171,6 +171,16 @@ def _crd(obj: dict[str, Any]) -> list[Cause]:
     versions = spec.get("versions") or []
     if not versions:
         causes.append(("FieldValueRequired", "spec.versions", "Required value"))
+    elif any(
+        not isinstance((v.get("schema") or {}).get("openAPIV3Schema", {}), dict) for v in versions
+    ):
+        causes.append(
+            (
+                "FieldValueInvalid",
+                "spec.versions[].schema.openAPIV3Schema",
+                "Invalid value: must be an object",
+            )
+        )
     elif sum(1 for v in versions if v.get("storage")) != 1:
         causes.append(
             (
