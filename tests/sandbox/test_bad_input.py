@@ -322,7 +322,8 @@ BODIES = [
     '{"metadata": {"name": "a"}, "spec": {"service": "x", "version": "v1"}}',
     (
         '{"metadata": {"name": "p.g"}, "spec": {"group": "g",'
-        ' "names": {"plural": "p", "kind": "K"}, "scope": "Namespaced", "versions": [{"name": "v1", "served": true, "storage": true,'
+        ' "names": {"plural": "p", "kind": "K"}, "scope": "Namespaced",'
+        ' "versions": [{"name": "v1", "served": true, "storage": true,'
         ' "schema": {"openAPIV3Schema": 5}}]}}'
     ),
 ]
