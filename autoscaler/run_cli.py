@@ -81,13 +81,35 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message} (see --help)\n")
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show a flag's default, unless it has none or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if default in (None, False, "", [], argparse.SUPPRESS) or "(default:" in text:
+            return text
+        if action.type is parse_duration and isinstance(default, int | float):
+            return f"{text} (default: {_duration_text(default)})".lstrip()
+        return f"{text} (default: {default})".lstrip()
+
+
+def _duration_text(seconds: float) -> str:
+    """15.0 -> '15s', 300.0 -> '5m', 0.5 -> '500ms': the form the flag accepts."""
+    if seconds and seconds < 1:
+        return f"{seconds * 1000:g}ms"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g}m"
+    return f"{seconds:g}s"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog=PROG,
         description="Run the Autoscaler controller: watch promscaler.dev/v1alpha1 Autoscalers "
         "and drive their targets' /scale with the upstream HPA rules, plus scale to zero.",
         epilog="Durations: 15s, 1m, 1m30s, 500ms, or plain seconds.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsFormatter,
     )
     c, o = ControllerConfig(), ControllerOptions()
     g = p.add_argument_group("cluster")
@@ -99,7 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NS",
         help="watch only this namespace; repeat for more (default: all namespaces)",
     )
-    g.add_argument("--request-timeout", type=parse_duration, default=10.0, metavar="DUR")
+    g.add_argument(
+        "--request-timeout",
+        type=parse_duration,
+        default=10.0,
+        metavar="DUR",
+        help="limit on each call to the Kubernetes API",
+    )
     g = p.add_argument_group("scheduling")
     g.add_argument(
         "--sync-period",
@@ -123,24 +151,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="reconcile passes at a time",
     )
     g = p.add_argument_group("decision (kube-controller-manager's --horizontal-pod-autoscaler-*)")
-    g.add_argument("--controller-tolerance", type=_ratio, default=o.tolerance, metavar="RATIO")
+    g.add_argument(
+        "--controller-tolerance",
+        type=_ratio,
+        default=o.tolerance,
+        metavar="RATIO",
+        help="metric ratios within 1 +/- this leave replicas alone (per metric; 0 means 0.1)",
+    )
     g.add_argument(
         "--controller-cpu-initialization-period",
         type=parse_duration,
         default=o.cpu_initialization_period,
         metavar="DUR",
+        help="after a pod starts, CPU samples count only once it is Ready and the sample is fresh",
     )
     g.add_argument(
         "--controller-initial-readiness-delay",
         type=parse_duration,
         default=o.initial_readiness_delay,
         metavar="DUR",
+        help="a pod not Ready this soon after starting counts as never ready (CPU metrics)",
     )
     g.add_argument(
         "--controller-downscale-stabilization",
         type=parse_duration,
         default=o.downscale_stabilization,
         metavar="DUR",
+        help="without spec.behavior: the highest recommendation of this window wins",
     )
     g = p.add_argument_group("leader election (coordination.k8s.io/v1 Lease)")
     lease = LeaseConfig()
@@ -150,21 +187,34 @@ def build_parser() -> argparse.ArgumentParser:
         type=parse_duration,
         default=lease.lease_duration,
         metavar="DUR",
+        help="how long a Lease holds without renewal before another may take it",
     )
     g.add_argument(
         "--leader-elect-renew-deadline",
         type=parse_duration,
         default=lease.renew_deadline,
         metavar="DUR",
+        help="the holder gives up leadership if it cannot renew within this",
     )
     g.add_argument(
         "--leader-elect-retry-period",
         type=parse_duration,
         default=lease.retry_period,
         metavar="DUR",
+        help="how often candidates try to take or renew the Lease",
     )
-    g.add_argument("--leader-elect-resource-name", default=lease.name, metavar="NAME")
-    g.add_argument("--leader-elect-resource-namespace", default=lease.namespace, metavar="NS")
+    g.add_argument(
+        "--leader-elect-resource-name",
+        default=lease.name,
+        metavar="NAME",
+        help="the Lease's name",
+    )
+    g.add_argument(
+        "--leader-elect-resource-namespace",
+        default=lease.namespace,
+        metavar="NS",
+        help="the Lease's namespace",
+    )
     g.add_argument(
         "--leader-elect-identity",
         default="",
@@ -179,16 +229,36 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PORT",
         help="/metrics, /healthz, /readyz (0: off)",
     )
-    g.add_argument("--metrics-bind-address", default="0.0.0.0", metavar="ADDR")
+    g.add_argument(
+        "--metrics-bind-address",
+        default="0.0.0.0",
+        metavar="ADDR",
+        help="address of the metrics port",
+    )
     g.add_argument(
         "--tls-cert-file",
         default="",
         metavar="FILE",
         help="serve the metrics port over HTTPS with this certificate (PEM)",
     )
-    g.add_argument("--tls-private-key-file", default="", metavar="FILE")
-    g.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    g.add_argument("--log-format", default="json", choices=["json", "text"])
+    g.add_argument(
+        "--tls-private-key-file",
+        default="",
+        metavar="FILE",
+        help="the key of --tls-cert-file (PEM)",
+    )
+    g.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="least severe log level written",
+    )
+    g.add_argument(
+        "--log-format",
+        default="json",
+        choices=["json", "text"],
+        help="json: one object per line with the autoscaler's namespace/name; text: for people",
+    )
     return p
 
 

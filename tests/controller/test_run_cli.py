@@ -129,3 +129,16 @@ def test_help_lists_every_documented_flag():
         "--controller-downscale-stabilization",
     ):
         assert flag in text
+
+
+def test_every_flag_explains_itself_and_durations_read_as_typed():
+    from autoscaler.run_cli import build_parser
+
+    parser = build_parser()
+    undocumented = [a.option_strings[0] for a in parser._actions if a.option_strings and not a.help]
+    assert undocumented == []
+    text = parser.format_help()
+    assert "(default: 15s)" in text  # --sync-period, as the flag is written
+    assert "(default: 5m)" in text  # --controller-downscale-stabilization
+    assert "default: None" not in text
+    assert "==SUPPRESS==" not in text
