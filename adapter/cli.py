@@ -166,8 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--prometheus-ca-file", default="", metavar="FILE", help="CA bundle to verify Prometheus"
     )
-    g.add_argument("--prometheus-client-tls-cert-file", default="", metavar="FILE")
-    g.add_argument("--prometheus-client-tls-key-file", default="", metavar="FILE")
+    g.add_argument(
+        "--prometheus-client-tls-cert-file",
+        default="",
+        metavar="FILE",
+        help="client certificate presented to Prometheus (PEM)",
+    )
+    g.add_argument(
+        "--prometheus-client-tls-key-file",
+        default="",
+        metavar="FILE",
+        help="key of --prometheus-client-tls-cert-file (PEM)",
+    )
     g.add_argument(
         "--prometheus-token-file",
         default="",
@@ -184,8 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     g = parser.add_argument_group("serving")
-    g.add_argument("--secure-port", type=_port, default=6443, metavar="PORT")
-    g.add_argument("--bind-address", default="0.0.0.0", metavar="IP")
+    g.add_argument(
+        "--secure-port", type=_port, default=6443, metavar="PORT", help="HTTPS port to serve on"
+    )
+    g.add_argument("--bind-address", default="0.0.0.0", metavar="IP", help="address to listen on")
     g.add_argument(
         "--cert-dir",
         default="apiserver.local.config/certificates",
@@ -198,7 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="serving certificate (re-read when it changes)",
     )
-    g.add_argument("--tls-private-key-file", default="", metavar="FILE")
+    g.add_argument(
+        "--tls-private-key-file",
+        default="",
+        metavar="FILE",
+        help="key of --tls-cert-file (PEM); re-read when it changes",
+    )
     g.add_argument(
         "--tls-min-version",
         type=_tls_version,

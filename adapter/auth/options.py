@@ -143,18 +143,21 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         default=["X-Remote-User"],
         action=_StringSlice,
         metavar="HEADERS",
+        help="request headers holding the user name, first non-empty wins (front proxy only)",
     )
     g.add_argument(
         "--requestheader-group-headers",
         default=["X-Remote-Group"],
         action=_StringSlice,
         metavar="HEADERS",
+        help="request headers holding the groups (front proxy only)",
     )
     g.add_argument(
         "--requestheader-extra-headers-prefix",
         default=["X-Remote-Extra-"],
         action=_StringSlice,
         metavar="PREFIXES",
+        help="prefixes of request headers holding extra user attributes (front proxy only)",
     )
     g.add_argument(
         "--requestheader-uid-headers",

@@ -241,3 +241,10 @@ async def wait_ready(http: aiohttp.ClientSession, base: str) -> None:
             pass
         await asyncio.sleep(0.1)
     raise AssertionError("the adapter did not become ready")
+
+
+def test_every_flag_has_help():
+    from adapter.cli import build_parser
+
+    parser = build_parser()
+    assert [a.option_strings[0] for a in parser._actions if a.option_strings and not a.help] == []
