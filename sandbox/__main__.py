@@ -24,16 +24,31 @@ def _parser() -> argparse.ArgumentParser:
         "--port", type=int, default=6443, help="port (0: pick a free one; default 6443)"
     )
     serve.add_argument(
-        "--kubeconfig", type=Path, required=True, help="where to write the kubeconfig"
+        "--kubeconfig",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="where to write the kubeconfig",
     )
-    serve.add_argument("--config", type=Path, help="policy YAML: users (tokens) and rules")
     serve.add_argument(
-        "--dir", type=Path, help="where certificates go (default: next to the kubeconfig)"
+        "--config", type=Path, metavar="FILE", help="policy YAML: users (tokens) and rules"
     )
     serve.add_argument(
-        "--pod-ready-delay", type=float, default=2.0, help="seconds until a new pod is Ready"
+        "--dir",
+        type=Path,
+        metavar="DIR",
+        help="where certificates go (default: next to the kubeconfig)",
     )
-    serve.add_argument("--admin-token", help="the admin's bearer token (default: random)")
+    serve.add_argument(
+        "--pod-ready-delay",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="seconds until a new pod is Ready",
+    )
+    serve.add_argument(
+        "--admin-token", metavar="TOKEN", help="the admin's bearer token (default: random)"
+    )
     return parser
 
 
