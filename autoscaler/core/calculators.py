@@ -255,8 +255,9 @@ def _plain(
             replicas = ceil_int32(ratio * grouping.ready_count)
             why = f"ceil({ratio:.4g} x {grouping.ready_count} ready pods)"
     else:
-        if grouping.missing:
-            # scale-down: a missing pod is exactly at target; otherwise (even at ratio 1) idle
+        if grouping.missing and ratio != 1.0:
+            # scale-down: a missing pod is exactly at target; scale-up: idle; at exactly 1 it
+            # stays out (upstream master, as the utilization calculator)
             fill = target if ratio < 1.0 else 0
             for name in grouping.missing:
                 samples[name] = (fill, 0, 0)

@@ -120,8 +120,10 @@ def external_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Prop
             total = 0
             for v in _values(spec, data, "external"):
                 total = wrap_int64(total + v)
-            if total < 0:
-                total = MAX_INT64  # upstream treats a wrapped (or negative) sum as MaxInt64
+                if total < 0:
+                    # upstream takes any negative running sum for an overflow and stops there
+                    total = MAX_INT64
+                    break
             replicas, per_pod, why = _per_pod_replicas(ctx, total, t.average_value, cap=True)
             current = {"averageValue": format_milli(per_pod)}
             line = _total_line(total, t.average_value, replicas, why)
@@ -129,9 +131,9 @@ def external_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Prop
             usage = 0
             for v in _values(spec, data, "external"):
                 if v > 0 and usage > MAX_INT64 - v:
-                    usage = MAX_INT64  # a positive overflow is capped
-                else:
-                    usage += v
+                    usage = MAX_INT64  # a positive overflow is capped, and the sum stops there
+                    break
+                usage = wrap_int64(usage + v)  # Go's int64 (a negative overflow wraps)
             ratio = fdiv(float(usage), float(t.value))
             replicas, why = _ratio_replicas(ctx, ratio)
             current = {"value": format_milli(usage)}

@@ -174,9 +174,11 @@ def _pod_level_request(pod: Pod, resource: str) -> int:
     value = pod.pod_requests.get(resource) if _supported(resource) else None
     if value is None:
         value = _aggregate_containers(pod, resource)
-    if value is None:
+    overhead = pod.overhead.get(resource)
+    if value is None and overhead is None:
         raise CalculationError(f"missing pod-level request for {resource} in Pod {pod.name}")
-    return value + pod.overhead.get(resource, 0)
+    # PodRequests adds the overhead even for a resource nothing else requests
+    return (value or 0) + (overhead or 0)
 
 
 def _aggregate_containers(pod: Pod, resource: str) -> int | None:

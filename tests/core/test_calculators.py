@@ -400,11 +400,11 @@ CASES = [
         Case(3, 2, b.pods_metric(10000), b.pods_items([5000, 5000]), P3),
         id="pods-metric-missing-scale-down-fills-target",
     ),
-    # upstream quirk: at ratio exactly 1 a plain metric's missing pod counts as idle (the
-    # resource calculator leaves it out), so the rebalanced ratio 2/3 scales down
+    # spec §6.2 and upstream master: at ratio exactly 1 a plain metric's missing pod is left
+    # out, as in the resource calculator (only old releases filled it with 0), so keep 3
     pytest.param(
-        Case(3, 2, b.pods_metric(10000), b.pods_items([10000, 10000]), P3),
-        id="pods-metric-missing-at-ratio-one-counts-as-idle",
+        Case(3, 3, b.pods_metric(10000), b.pods_items([10000, 10000]), P3),
+        id="pods-metric-missing-at-ratio-one-not-filled",
     ),
     pytest.param(
         Case(
