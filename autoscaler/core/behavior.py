@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 
 from autoscaler.core.model import NS, ScaleEvent, ScalingPolicy, ScalingRules
-from autoscaler.core.numeric import MAX_INT32, MIN_INT32, trunc_int32
+from autoscaler.core.numeric import MAX_INT32, MIN_INT32, trunc_int32, wrap_int32
 
 __all__ = [
     "DEFAULT_SCALE_DOWN",
@@ -32,12 +32,13 @@ DEFAULT_SCALE_DOWN = ScalingRules(
 
 
 def changes_in_period(period_seconds: int, events: Sequence[ScaleEvent], *, now: int) -> int:
-    """getReplicasChangePerPeriod: events strictly After now - period count (outdated too)."""
+    """getReplicasChangePerPeriod: events strictly After now - period count (outdated too).
+    The sum is an int32, as upstream's."""
     cutoff = now - period_seconds * NS
     total = 0
     for e in events:
         if e.timestamp > cutoff:
-            total += e.change
+            total = wrap_int32(total + e.change)
     return total
 
 
@@ -56,13 +57,13 @@ def scale_up_limit(
     result = MAX_INT32 if pick_min else MIN_INT32
     proposed = 0  # an unknown policy type keeps the previous policy's proposal
     for p in rules.policies:
-        start = (
-            current
-            - changes_in_period(p.period_seconds, up, now=now)
+        # int32 arithmetic as upstream's: a sum past MaxInt32 wraps around (Go never traps)
+        start = wrap_int32(
+            wrap_int32(current - changes_in_period(p.period_seconds, up, now=now))
             + changes_in_period(p.period_seconds, down, now=now)
         )
         if p.type == "Pods":
-            proposed = start + p.value
+            proposed = wrap_int32(start + p.value)
         elif p.type == "Percent":
             # rounded up so that a small target can always grow; float64 as upstream (10*1.07 -> 11)
             proposed = trunc_int32(math.ceil(float(start) * (1 + float(p.value) / 100)))
@@ -85,13 +86,13 @@ def scale_down_limit(
     result = MIN_INT32 if pick_min else MAX_INT32
     proposed = 0
     for p in rules.policies:
-        start = (
-            current
-            - changes_in_period(p.period_seconds, up, now=now)
+        # int32 arithmetic as upstream's: a sum past MaxInt32 wraps around (Go never traps)
+        start = wrap_int32(
+            wrap_int32(current - changes_in_period(p.period_seconds, up, now=now))
             + changes_in_period(p.period_seconds, down, now=now)
         )
         if p.type == "Pods":
-            proposed = start - p.value
+            proposed = wrap_int32(start - p.value)
         elif p.type == "Percent":
             proposed = trunc_int32(float(start) * (1 - float(p.value) / 100))  # truncates: 8.5 -> 8
         result = max(result, proposed) if pick_min else min(result, proposed)

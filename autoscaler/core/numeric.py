@@ -22,6 +22,7 @@ __all__ = [
     "clamp_int32",
     "fdiv",
     "tdiv",
+    "wrap_int32",
     "wrap_int64",
 ]
 
@@ -59,6 +60,11 @@ def trunc_int32(x: float) -> int:
 
 def clamp_int32(value: int) -> int:
     return MAX_INT32 if value > MAX_INT32 else MIN_INT32 if value < MIN_INT32 else value
+
+
+def wrap_int32(value: int) -> int:
+    """Two's complement int32 wrap-around (Go's int32 `+` and `-` overflow silently)."""
+    return ((value - MIN_INT32) % 2**32) + MIN_INT32
 
 
 def wrap_int64(value: int) -> int:

@@ -453,3 +453,47 @@ def test_store_scale_events(
     assert changes_in_period(60, events, now=NOW_NS) == change_in_60s
     got = store_scale_event(events, 5, rule, now=NOW_NS)
     assert got == tuple(ScaleEvent(c, ago(s), o) for c, s, o in want)
+
+
+MAX32 = 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # Go adds int32s: 10 + MaxInt32 wraps to a negative limit, which is then raised to current
+        pytest.param(
+            Case(10, 50, 1, 1000, 10, "ScaleUpLimit", up=rules(MAX32, 60, 0, 0, 0)),
+            id="up-pods-max-int32-wraps-to-current",
+        ),
+        pytest.param(
+            Case(10, 50, 1, 1000, 10, "ScaleUpLimit", up=rules(MAX32 - 9, 60, 0, 0, 0)),
+            id="up-pods-one-past-max-int32-wraps",
+        ),
+        pytest.param(
+            Case(10, 50, 1, 1000, 50, "DesiredWithinRange", up=rules(MAX32 - 10, 60, 0, 0, 0)),
+            id="up-pods-exactly-max-int32-no-wrap",
+        ),
+        pytest.param(
+            Case(10, 50, 1, 1000, 20, "ScaleUpLimit", up=rules(MAX32, 60, 100, 60, 0)),
+            id="up-wrapped-pods-loses-to-percent",
+        ),
+        # start = 5 - 10 = -5; -5 - MaxInt32 wraps to a large positive floor, lowered to current
+        pytest.param(
+            Case(
+                5,
+                2,
+                1,
+                10,
+                5,
+                "ScaleDownLimit",
+                down=rules(MAX32, 60, 0, 0, 0),
+                up_events=(ScaleEvent(10, NOW_NS - 30 * NS),),
+            ),
+            id="down-pods-underflow-wraps-to-current",
+        ),
+    ],
+)
+def test_policy_arithmetic_wraps_like_go_int32(case: Case) -> None:
+    # calculateScaleUpLimitWithScalingRules / calculateScaleDownLimitWithBehaviors work in int32
+    test_scaling_with_rules(case)
