@@ -1,6 +1,7 @@
 """CustomResourceDefinitions: served at once, in discovery, with status/scale subresources."""
 
 import asyncio
+import json
 
 import pytest
 from kubernetes_asyncio import client
@@ -211,3 +212,44 @@ async def test_invalid_crd_is_422(kube_client):
     with pytest.raises(ApiException) as err:
         await client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(bad)
     assert err.value.status == 422
+
+
+def crd_with_rule(rule: str, message: str):
+    out = crd()
+    schema = {**SCHEMA, "properties": dict(SCHEMA["properties"])}
+    schema["properties"]["spec"] = {
+        **SCHEMA["properties"]["spec"],
+        "x-kubernetes-validations": [{"rule": rule, "message": message}],
+    }
+    for version in out["spec"]["versions"]:
+        version["schema"] = {"openAPIV3Schema": schema}
+    return out
+
+
+@pytest.mark.parametrize(
+    ("spec", "allowed"),
+    [
+        pytest.param({"replicas": 0, "mode": "slow"}, True, id="zero-when-slow"),
+        pytest.param({"replicas": 0, "mode": "fast"}, False, id="zero-when-fast-breaks-rule"),
+        pytest.param({"replicas": 3}, True, id="rule-sees-defaulted-mode"),
+    ],
+)
+async def test_cel_validation_rules_are_enforced(kube_client, spec, allowed):
+    rule = "self.replicas != 0 || self.mode == 'slow'"
+    await client.ApiextensionsV1Api(kube_client).create_custom_resource_definition(
+        crd_with_rule(rule, "replicas 0 needs slow mode")
+    )
+    objects = client.CustomObjectsApi(kube_client)
+    create = objects.create_namespaced_custom_object(
+        "example.com", "v1", "default", "widgets", widget("w", **spec)
+    )
+    if allowed:
+        await create
+        return
+    with pytest.raises(ApiException) as err:
+        await create
+    assert err.value.status == 422
+    status = json.loads(err.value.body)
+    assert status["reason"] == "Invalid"
+    assert 'spec: Invalid value: "object": replicas 0 needs slow mode' in status["message"]
+    assert status["details"]["causes"][0]["field"] == "spec"
