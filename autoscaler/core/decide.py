@@ -188,6 +188,8 @@ def decide(
             # waking from zero after minReplicas was raised: at least minReplicas
             lines.append(f"waking from zero: raised to minReplicas {min_replicas}")
             desired = min_replicas
+            if rescale_reason == "":
+                rescale_reason = "Current number of replicas below Spec.MinReplicas"
     rescale = desired != current
     return _finish(
         conds,

@@ -357,3 +357,28 @@ def test_rescale_failed_keeps_previous_desired_and_drops_the_event() -> None:
     assert "ScaledToZero" not in [c.type for c in status.conditions]
     assert history.scale_up_events == ()
     assert history.recommendations == decision.history.recommendations
+
+
+@pytest.mark.parametrize(
+    ("value", "want_reason"),
+    [
+        # the metrics propose 0 == current: no reason yet, so the raise gives the min-clamp text
+        pytest.param(0, "Current number of replicas below Spec.MinReplicas", id="metric-zero"),
+        # the metrics propose 1 > 0: that reason stays, the raise does not overwrite it
+        pytest.param(
+            1000,
+            "external metric queue(&LabelSelector{MatchLabels:map[string]string{q:jobs},"
+            "MatchExpressions:[],}) above target",
+            id="metric-above-target-kept",
+        ),
+    ],
+)
+def test_wake_raise_to_min_names_a_reason_only_when_none_was_set(
+    value: int, want_reason: str
+) -> None:
+    result = decide_document(
+        ext_doc(0, value, min_replicas=3, status=STZ_TRUE, behavior={}, pod_list=[])
+    )
+    assert (result["desiredReplicas"], result["rescale"]) == (3, True)
+    assert result.get("rescaleReason") == want_reason
+    assert result["summary"] == f"scale 0 -> 3: {want_reason}"
