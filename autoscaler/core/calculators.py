@@ -107,29 +107,46 @@ def _resource(ctx: Context, spec: MetricSpec, data: MetricInput) -> Proposal:
     reason = (
         "FailedGetContainerResourceMetric" if container is not None else "FailedGetResourceMetric"
     )
-    what = "container" if container is not None else "resource"
+    # computeReplicasForMetric's wrap names the container for ContainerResource, else the resource
+    wrap = f"{container} container" if container is not None else f"{res} resource"
     target = spec.target
     if target.average_value is not None:  # checked first, whatever target.type says
         try:
             return _raw_resource(ctx, spec, data, container)
         except CalculationError as e:
             cause = f"failed to get {res} usage: {e}"
-            raise MetricFailure(
-                reason, cause, f"failed to get {res} {what} metric value: {cause}"
-            ) from e
+            raise MetricFailure(reason, cause, f"failed to get {wrap} metric value: {cause}") from e
     if target.average_utilization is None:
+        # one text for Resource and ContainerResource (computeStatusForResourceMetricGeneric)
         cause = (
-            f"invalid {what} resource metric source: neither an average utilization target "
+            "invalid resource metric source: neither an average utilization target "
             "nor an average value (usage) target was set"
         )
-        raise MetricFailure(reason, cause, cause)
+        raise MetricFailure(reason, cause, f"failed to get {wrap} metric value: {cause}")
     try:
         return _utilization(ctx, spec, data, container, target.average_utilization)
     except CalculationError as e:
         cause = f"failed to get {res} utilization: {e}"
-        raise MetricFailure(
-            reason, cause, f"failed to get {res} {what} metric value: {cause}"
-        ) from e
+        raise MetricFailure(reason, cause, f"failed to get {wrap} metric value: {cause}") from e
+
+
+def resource_quantity(resource: str, milli: int) -> str:
+    """buildQuantity: memory is written BinarySI (as metrics-server does), the rest DecimalSI.
+
+    BinarySI falls back to DecimalSI below 1024 bytes and for a fraction of a byte; otherwise it
+    takes out every factor of 1024 (1048576 -> 1Mi, 1536 -> 1536).
+    """
+    if resource != "memory" or milli % 1000 != 0 or -1024 < milli // 1000 < 1024:
+        return format_milli(milli)
+    amount = milli // 1000
+    negative = amount < 0
+    amount = -amount if negative else amount
+    exponent = 0
+    while amount >= 1024 and amount % 1024 == 0:
+        amount //= 1024
+        exponent += 1
+    suffix = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")[exponent]
+    return f"{'-' if negative else ''}{amount}{suffix}"
 
 
 def _resource_samples(
@@ -203,7 +220,10 @@ def _utilization(
     head = label(spec, container)
     kind = "container resource" if container else "resource"
     name = f"{spec.name} {kind} utilization (percentage of request)"
-    current_status: dict[str, Any] = {"averageUtilization": util, "averageValue": format_milli(raw)}
+    current_status: dict[str, Any] = {
+        "averageUtilization": util,
+        "averageValue": resource_quantity(spec.name, raw),
+    }
     return Proposal(
         replicas,
         _resource_status(spec, container, current_status),
@@ -221,7 +241,9 @@ def _raw_resource(
     replicas, usage, line = _plain(ctx, samples, spec.target.average_value, spec.name)
     head = label(spec, container)
     name = f"{spec.name} {'container ' if container else ''}resource"
-    status = _resource_status(spec, container, {"averageValue": format_milli(usage)})
+    status = _resource_status(
+        spec, container, {"averageValue": resource_quantity(spec.name, usage)}
+    )
     return Proposal(replicas, status, name, f"{head}: {line}")
 
 

@@ -50,7 +50,10 @@ def _ratio_replicas(ctx: Context, ratio: float) -> tuple[int, str]:
         return ceil_int32(ratio), f"ceil({ratio:.4g}) from zero replicas"
     if ctx.tolerances.is_within(ratio):
         return current, f"within {ctx.tolerances.describe()}"
-    ready = ready_pods_count(ctx.pods)
+    try:
+        ready = ready_pods_count(ctx.pods)
+    except CalculationError as e:
+        raise CalculationError(f"unable to calculate ready pods: {e}") from e
     f = ratio * ready
     if f > MAX_INT32:
         return MAX_INT32, "capped at MaxInt32"
@@ -82,6 +85,7 @@ def object_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Propos
     reason = "FailedGetObjectMetric"
     t = spec.target
     kind = (spec.described_object or {}).get("kind", "")
+    inner = ""  # computeStatusForObjectMetric's own wrap (AverageValue only)
     try:
         if t.type == "Value" and t.value is not None:
             usage = _values(spec, data, "custom")[0]
@@ -91,6 +95,7 @@ def object_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Propos
             line = _value_line(usage, t.value, ratio, replicas, why)
             name = f"{kind} metric {spec.name}"
         elif t.type == "AverageValue" and t.average_value is not None:
+            inner = f"failed to get {spec.name} object metric: "
             usage = _values(spec, data, "custom")[0]
             replicas, per_pod, why = _per_pod_replicas(ctx, usage, t.average_value, cap=False)
             current = {"averageValue": format_milli(per_pod)}
@@ -100,7 +105,7 @@ def object_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Propos
             cause = _NO_TARGET.format("object")
             raise MetricFailure(reason, cause, f"failed to get object metric value: {cause}")
     except CalculationError as e:
-        raise MetricFailure(reason, str(e), f"failed to get object metric value: {e}") from e
+        raise MetricFailure(reason, str(e), f"failed to get object metric value: {inner}{e}") from e
     status: dict[str, Any] = {
         "type": OBJECT,
         "object": {"metric": identifier(spec), "current": current},
@@ -115,8 +120,11 @@ def external_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Prop
     t = spec.target
     selector = (spec.metric or {}).get("selector")
     name = f"external metric {spec.name}({_go_selector(selector)})"
+    wrap = f"failed to get {spec.name} external metric value: "  # computeReplicasForMetric's
+    inner = ""  # computeStatusForExternalMetric's own wrap, per target
     try:
         if t.average_value is not None:  # checked first, whatever target.type says
+            inner = f"failed to get {spec.name} external metric: "
             total = 0
             for v in _values(spec, data, "external"):
                 total = wrap_int64(total + v)
@@ -128,6 +136,7 @@ def external_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Prop
             current = {"averageValue": format_milli(per_pod)}
             line = _total_line(total, t.average_value, replicas, why)
         elif t.value is not None:
+            inner = f"failed to get external metric {spec.name}: "
             usage = 0
             for v in _values(spec, data, "external"):
                 if v > 0 and usage > MAX_INT64 - v:
@@ -140,9 +149,9 @@ def external_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Prop
             line = _value_line(usage, t.value, ratio, replicas, why)
         else:
             cause = _NO_TARGET.format("external")
-            raise MetricFailure(reason, cause, f"failed to get external metric value: {cause}")
+            raise MetricFailure(reason, cause, f"{wrap}{cause}")
     except CalculationError as e:
-        raise MetricFailure(reason, str(e), f"failed to get external metric value: {e}") from e
+        raise MetricFailure(reason, str(e), f"{wrap}{inner}{e}") from e
     status = {"type": EXTERNAL, "external": {"metric": identifier(spec), "current": current}}
     return Proposal(replicas, status, name, f"{label(spec)}: {line}")
 
