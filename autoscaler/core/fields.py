@@ -217,12 +217,12 @@ def _parse_duration(value: Any, path: str) -> int:
     if not isinstance(value, str) or not value:
         raise DocumentError(path, f"must be a duration such as 30s, not {_kind(value)}")
     text = value[1:] if value[0] in "+-" else value
-    total = 0.0
+    total = 0
     pos = 0
     for m in _DURATION.finditer(text):
         if m.start() != pos:
             break
-        total += float(m.group(1)) * _UNIT_NS[m.group(2)]
+        total += _component_ns(m.group(1), _UNIT_NS[m.group(2)])
         pos = m.end()
     if pos != len(text) or text == "":
         if text == "0":
@@ -230,7 +230,18 @@ def _parse_duration(value: Any, path: str) -> int:
         raise DocumentError(
             path, f"invalid duration {value!r}: expected a Go duration such as 30s or 1m0s"
         )
-    return -int(total) if value[0] == "-" else int(total)
+    return -total if value[0] == "-" else total
+
+
+def _component_ns(number: str, unit: int) -> int:
+    """One `<number><unit>` of time.ParseDuration: the whole part exactly, the fraction as Go
+    adds it (`uint64(float64(f) * (float64(unit) / scale))`), so 1.005s is 1005000000ns."""
+    whole, _, fraction = number.partition(".")
+    ns = int(whole or "0") * unit
+    fraction = fraction[:18]  # Go stops reading fraction digits before its int64 overflows
+    if fraction:
+        ns += int(float(int(fraction)) * (float(unit) / 10 ** len(fraction)))
+    return ns
 
 
 def _join(path: str, key: str) -> str:
