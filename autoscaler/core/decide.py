@@ -380,8 +380,9 @@ def _finish(
         else:
             conds.remove(SCALED_TO_ZERO)
         last_scale = now
-        lines.append(f"scale {current} -> {desired} ({reason})")
-        summary = f"scale {current} -> {desired}: {reason}"
+        # upstream's reason is empty when only normalization moved the count (stabilization)
+        lines.append(f"scale {current} -> {desired}" + (f" ({reason})" if reason else ""))
+        summary = f"scale {current} -> {desired}" + (f": {reason}" if reason else "")
     else:
         desired = current
         summary = f"keep {current} replicas" + (f": {lines[-1]}" if lines else "")
@@ -394,7 +395,7 @@ def _finish(
         tuple(lines),
         summary,
         compute_error=compute_error,
-        rescale_reason=reason,
+        rescale_reason=reason if rescale else "",  # upstream's event text: rescales only
         failed_update_history=hist,
         previous_status=status,
         pre_rescale_conditions=pre_rescale,

@@ -382,3 +382,34 @@ def test_wake_raise_to_min_names_a_reason_only_when_none_was_set(
     assert (result["desiredReplicas"], result["rescale"]) == (3, True)
     assert result.get("rescaleReason") == want_reason
     assert result["summary"] == f"scale 0 -> 3: {want_reason}"
+
+
+@pytest.mark.parametrize(
+    ("behavior", "history"),
+    [
+        # the metric says 9 > 3, but a disabled scale-up policy keeps 3
+        pytest.param({"scaleUp": {"selectPolicy": "Disabled"}}, {"recommendations": []}, id="up"),
+        # the metric says 1 < 3, but a recent recommendation of 3 holds it (no behavior)
+        pytest.param(
+            None,
+            {"recommendations": [{"replicas": 3, "timestamp": b.at(-10)}]},
+            id="down-stabilized",
+        ),
+    ],
+)
+def test_no_rescale_reason_when_normalization_keeps_current(
+    behavior: dict[str, Any] | None, history: dict[str, Any]
+) -> None:
+    value = 9000 if behavior else 300
+    result = decide_document(ext_doc(3, value, behavior=behavior, history=history))
+    assert (result["desiredReplicas"], result["rescale"]) == (3, False)
+    assert "rescaleReason" not in result  # decision-document.md: only when rescaling
+
+
+def test_rescale_by_stabilization_alone_has_no_reason() -> None:
+    # the metric says 3 == current; a recommendation of 5 ten seconds ago raises it (no behavior)
+    history = {"recommendations": [{"replicas": 5, "timestamp": b.at(-10)}]}
+    result = decide_document(ext_doc(3, 1000, history=history))
+    assert (result["desiredReplicas"], result["rescale"]) == (5, True)
+    assert "rescaleReason" not in result  # upstream's rescaleReason stays ""
+    assert result["summary"] == "scale 3 -> 5"
