@@ -21,7 +21,6 @@ from autoscaler.core.fields import (
     as_obj,
     as_str,
     milli,
-    quantity_float,
     time_ns,
 )
 from autoscaler.core.inputs import as_dict, metric_input, parse_pod, required
@@ -47,6 +46,8 @@ from autoscaler.core.model import (
     Spec,
     Status,
 )
+from autoscaler.core.tolerances import as_approximate_float64
+from common.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "DocumentError",
@@ -251,7 +252,7 @@ def _rules(obj: Any, defaults: ScalingRules, path: str) -> ScalingRules:
         )
     tolerance = None
     if obj.get("tolerance") is not None:
-        tolerance = quantity_float(obj["tolerance"], f"{path}.tolerance")
+        tolerance = _tolerance(obj["tolerance"], f"{path}.tolerance")
         if tolerance < 0:
             raise DocumentError(f"{path}.tolerance", "must not be negative")
     return ScalingRules(
@@ -362,3 +363,12 @@ def _events(obj: Mapping[str, Any], key: str, path: str) -> tuple[ScaleEvent, ..
             )
         )
     return tuple(out)
+
+
+def _tolerance(value: Any, path: str) -> float:
+    """A behavior tolerance Quantity, as the controller's AsApproximateFloat64 sees it."""
+    text = value if isinstance(value, str) else repr(value)
+    try:
+        return as_approximate_float64(parse_quantity(text))
+    except QuantityError as e:
+        raise DocumentError(path, str(e)) from e

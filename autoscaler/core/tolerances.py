@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import ROUND_UP, Decimal
 
 from autoscaler.core.model import ControllerOptions, Spec
 
-__all__ = ["Tolerances", "tolerances_for"]
+__all__ = ["Tolerances", "as_approximate_float64", "tolerances_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +40,23 @@ def tolerances_for(spec: Spec, options: ControllerOptions) -> Tolerances:
         if behavior.scale_up.tolerance is not None:
             up = behavior.scale_up.tolerance
     return Tolerances(scale_down=down, scale_up=up)
+
+
+def as_approximate_float64(exact: Decimal) -> float:
+    """Quantity.AsApproximateFloat64 of a tolerance as the controller reads it back from the API.
+
+    The API stores the canonical form (0.059 -> "59m", rounded up to a nano), which parses to an
+    integer mantissa and a power of ten that is a multiple of 3; Go then computes
+    `float64(mantissa) * math.Pow10(exponent)`: 59 * 1e-3 = 0.059000000000000004, not 0.059,
+    and at a tolerance bound that last bit decides.
+    """
+    nanos = exact.scaleb(9).to_integral_value(rounding=ROUND_UP)  # ParseQuantity's inf.RoundUp
+    if nanos == 0:
+        return 0.0
+    mantissa, exponent = int(nanos), -9
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    shift = exponent % 3  # AsCanonicalBytes lowers the exponent to a multiple of 3
+    mantissa, exponent = mantissa * 10**shift, exponent - shift
+    return float(mantissa) if exponent == 0 else float(mantissa) * 10.0**exponent

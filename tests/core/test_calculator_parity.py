@@ -52,6 +52,33 @@ CASES = [
         ),
         id="external-value-cap-stops-the-sum",
     ),
+    # §7: a behavior tolerance is Quantity.AsApproximateFloat64 of the stored (canonical) value:
+    # "118m" is 118 * 1e-3 = 0.11800000000000001, so 1 + it is 1.118 and a ratio of exactly
+    # 1118/1000 is within (keep 3); the exact decimal 0.118 would put the bound below 1.118
+    pytest.param(
+        Case(
+            3,
+            3,
+            b.pods_metric(1000),
+            b.pods_items([1118, 1118, 1118]),
+            P3,
+            behavior={"scaleUp": {"tolerance": "118m"}},
+        ),
+        id="behavior-tolerance-as-approximate-float64-up",
+    ),
+    # "0.059" is stored as "59m": 59 * 1e-3 = 0.059000000000000004, 1 - it is 0.941, so 0.941 is
+    # within (keep 20); with the exact decimal the bound is 0.9410000000000001: ceil(18.82) = 19
+    pytest.param(
+        Case(
+            20,
+            20,
+            b.pods_metric(1000),
+            b.pods_items([941] * 20),
+            b.pods(20),
+            behavior={"scaleDown": {"tolerance": "0.059"}},
+        ),
+        id="behavior-tolerance-as-approximate-float64-down",
+    ),
     # §3: PodRequests adds spec.overhead even for a resource that neither the pod level nor any
     # container requests: 200m used of a 100m overhead-only request is 200%, ratio 2 -> 4 pods
     pytest.param(
