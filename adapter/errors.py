@@ -8,20 +8,36 @@ client (no URLs, tokens or raw backend errors: log those instead).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 
 class AdapterError(Exception):
     """Base of every error the adapter raises on purpose."""
 
 
 class StatusError(AdapterError):
-    """An error with the HTTP code, Status reason and client-safe message to answer with."""
+    """An error with the HTTP code, Status reason and client-safe message to answer with.
+
+    `details` is the Status's `details` object, rendered only when not None: apimachinery's
+    constructors differ here (NewNotFound/NewGenericServerResponse set `details: {}` or more,
+    custom-metrics-apiserver's metric-not-found errors and NewBadRequest set none).
+    """
 
     code: int = 500
     reason: str = "InternalError"
 
-    def __init__(self, message: str, *, code: int | None = None, reason: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        reason: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ):
         super().__init__(message)
         self.message = message
+        self.details = details
         if code is not None:
             self.code = code
         if reason is not None:
@@ -36,6 +52,12 @@ class NotFound(StatusError):
 
     code = 404
     reason = "NotFound"
+
+    @classmethod
+    def no_route(cls) -> NotFound:
+        # what the apiserver's go-restful container answers for a path it has no route for
+        # (NewGenericServerResponse(404, ...)): fixed text and an empty `details`
+        return cls("the server could not find the requested resource", details={})
 
 
 class MetricNotFound(NotFound):
@@ -78,10 +100,24 @@ class Forbidden(StatusError):
 
 
 class MethodNotAllowed(StatusError):
-    """405: only GET is served."""
+    """405: only GET is served, and no watch."""
 
     code = 405
     reason = "MethodNotAllowed"
+
+    @classmethod
+    def for_method(cls) -> MethodNotAllowed:
+        # go-restful's 405 through NewGenericServerResponse: fixed text, empty `details`
+        return cls("the server does not allow this method on the requested resource", details={})
+
+    @classmethod
+    def for_watch(cls, group: str) -> MethodNotAllowed:
+        # NewMethodNotSupported(scope.Resource.GroupResource(), "watch"): the metrics storages
+        # are registered as resource "*" of the group and implement no Watcher
+        return cls(
+            f'watch is not supported on resources of kind "*.{group}"',
+            details={"group": group, "kind": "*"},
+        )
 
 
 class ServiceUnavailable(StatusError):

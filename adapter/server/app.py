@@ -50,9 +50,9 @@ class RequestMetrics:
 
 def _unexpected(request: web.Request, err: Exception) -> StatusError:
     if isinstance(err, web.HTTPNotFound):
-        return NotFound(routes.NOT_FOUND)
+        return NotFound.no_route()
     if isinstance(err, web.HTTPMethodNotAllowed):
-        return MethodNotAllowed(f"the server does not allow this method on {request.path}")
+        return MethodNotAllowed.for_method()
     log.exception("unexpected error on %s", request.path)  # a bug: keep the detail in logs
     return StatusError("an internal error occurred")
 

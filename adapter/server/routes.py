@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from adapter.errors import BadRequest, MetricNotFound, NotFound
+from adapter.errors import BadRequest, MethodNotAllowed, MetricNotFound, NotFound
 from adapter.provider.seams import MetricsProvider
 from adapter.server import documents as docs
 from adapter.server.responses import ResponseCache
@@ -21,7 +21,6 @@ from common.selectors import EVERYTHING, Operator, Selector, SelectorError, pars
 PROVIDER: web.AppKey[MetricsProvider] = web.AppKey("provider", MetricsProvider)
 RESPONSES = web.AppKey("responses", ResponseCache)
 ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
-NOT_FOUND = "the server could not find the requested resource"
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
@@ -48,6 +47,16 @@ def _selector(request: web.Request, param: str, *, on_metric: bool) -> Selector:
     return selector
 
 
+def _refuse_watch(request: web.Request, group: str) -> None:
+    """405 for `?watch`: the metrics APIs are list-only (a Go bool parameter is true for any
+    value but "0" and "false", case-insensitive, even an empty one)."""
+    if "watch" not in request.query:
+        return
+    value = request.query["watch"]
+    if value != "0" and value.lower() != "false":
+        raise MethodNotAllowed.for_watch(group)
+
+
 async def handle_apis(request: web.Request) -> web.Response:
     """Everything under /apis: group list, groups, resource lists and metric values."""
     parts = request.match_info.get("tail", "").split("/")
@@ -60,13 +69,13 @@ async def handle_apis(request: web.Request) -> web.Response:
         return json_response(docs.api_group_list())
     group, rest = parts[0], parts[1:]
     if group not in docs.GROUPS:
-        raise NotFound(NOT_FOUND)
+        raise NotFound.no_route()
     if not rest:
         request[ROUTE] = "discovery"
         return json_response(docs.api_group(group))
     version, segments = rest[0], rest[1:]
     if version not in docs.GROUPS[group]:
-        raise NotFound(NOT_FOUND)
+        raise NotFound.no_route()
     provider = request.app[PROVIDER]
     responses = request.app[RESPONSES]
     if segments:  # a metric value (discovery documents are cheap to build)
@@ -90,9 +99,11 @@ async def _external(
         request[ROUTE] = "discovery"
         return json_response(docs.external_resource_list(provider.list_external_metrics()))
     if len(segments) != 3 or segments[0] != "namespaces" or not all(segments):
-        raise NotFound(NOT_FOUND)
+        raise NotFound.no_route()
     request[ROUTE] = "external"
+    # upstream's list handler decodes the query (400) before it refuses a watch (405)
     selector = _selector(request, "labelSelector", on_metric=True)
+    _refuse_watch(request, docs.EXTERNAL_GROUP)
     values = await provider.external_metric(segments[2], namespace=segments[1], selector=selector)
     return json_response(docs.external_value_list(values))
 
@@ -104,7 +115,7 @@ async def _custom(
         request[ROUTE] = "discovery"
         return json_response(docs.custom_resource_list(provider.list_custom_metrics(), version))
     if not all(segments):
-        raise NotFound(NOT_FOUND)
+        raise NotFound.no_route()
     namespace: str | None
     if len(segments) == 4 and segments[0] == "namespaces" and segments[2] == "metrics":
         resource_name, namespace, name, metric = "namespaces", None, segments[1], segments[3]
@@ -113,15 +124,18 @@ async def _custom(
     elif len(segments) == 3:
         namespace, resource_name, name, metric = None, segments[0], segments[1], segments[2]
     else:
-        raise NotFound(NOT_FOUND)
+        raise NotFound.no_route()
+    # upstream order: the query's labelSelector (400, parsed for named objects too), then the
+    # watch refusal (405), then metricLabelSelector (400), and only then the provider (404)
+    selector = _selector(request, "labelSelector", on_metric=False)
+    _refuse_watch(request, docs.CUSTOM_GROUP)
+    metric_selector = _selector(request, "metricLabelSelector", on_metric=True)
     resource = provider.resolve_resource(resource_name)
     if resource is None or resource.namespaced != (namespace is not None):
         # an unknown resource, or a namespaced one asked without a namespace (and vice versa)
         raise MetricNotFound.for_resource(metric, resource_name)
-    metric_selector = _selector(request, "metricLabelSelector", on_metric=True)
     if name == "*":
         request[ROUTE] = "custom_selector"
-        selector = _selector(request, "labelSelector", on_metric=False)
         values = await provider.custom_metric_by_selector(
             resource,
             metric,
@@ -150,7 +164,7 @@ async def handle_openapi_v3(request: web.Request) -> web.Response:
     parts = tail.split("/")
     if len(parts) == 3 and parts[0] == "apis" and parts[2] in docs.GROUPS.get(parts[1], ()):
         return json_response(docs.openapi_v3_document(parts[1], parts[2]))
-    raise NotFound(NOT_FOUND)
+    raise NotFound.no_route()
 
 
 async def handle_version(request: web.Request) -> web.Response:

@@ -1,0 +1,198 @@
+"""Status bodies and query-parameter handling as the apiserver machinery under
+custom-metrics-apiserver produces them (go-restful's 404/405, the list handler's order of checks,
+watch refused), against a fake provider.
+
+Expected bodies come from apimachinery's constructors: NewGenericServerResponse (404 and 405 with
+fixed texts and `details: {}`), NewMethodNotSupported (watch: resource "*" of the group), and
+custom-metrics-apiserver's ListResourceWithOptions (labelSelector decoded before the watch check,
+metricLabelSelector parsed in the storage's List, before the provider is asked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from adapter.server.app import build_app
+from tests.adapter.fakes import FakeProvider
+
+CM1 = "/apis/custom.metrics.k8s.io/v1beta1"
+CM2 = "/apis/custom.metrics.k8s.io/v1beta2"
+EM = "/apis/external.metrics.k8s.io/v1beta1"
+POD = "/namespaces/default/pods/web-1/http_requests"
+BAD = "a%3D%3D%3Db"  # "a===b": no selector grammar accepts it
+
+
+def fake() -> FakeProvider:
+    return FakeProvider(
+        custom={("pods", "http_requests"): {"web-1": "1500m"}},
+        external={"queue_depth": [({"queue": "orders"}, "42")]},
+    )
+
+
+@pytest.fixture
+async def client(aiohttp_client):
+    c = await aiohttp_client(build_app(fake()))
+    return c
+
+
+def status(code: int, reason: str, message: str, details: dict[str, Any] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+    }
+    if details is not None:
+        body["details"] = details
+    body["code"] = code
+    return body
+
+
+NO_ROUTE = status(404, "NotFound", "the server could not find the requested resource", {})
+NO_METHOD = status(
+    405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
+)
+CUSTOM_WATCH = status(
+    405,
+    "MethodNotAllowed",
+    'watch is not supported on resources of kind "*.custom.metrics.k8s.io"',
+    {"group": "custom.metrics.k8s.io", "kind": "*"},
+)
+EXTERNAL_WATCH = status(
+    405,
+    "MethodNotAllowed",
+    'watch is not supported on resources of kind "*.external.metrics.k8s.io"',
+    {"group": "external.metrics.k8s.io", "kind": "*"},
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    method: str
+    path: str
+    code: int
+    body: dict[str, Any] | None  # the exact Status, or None to check code and reason only
+    reason: str = ""
+
+
+CASES = [
+    # -- paths nothing serves: go-restful's generic 404, with an empty `details`
+    pytest.param(Case("GET", "/nothing/here", 404, NO_ROUTE), id="404-unknown-path"),
+    pytest.param(
+        Case("GET", "/apis/metrics.k8s.io/v1beta1", 404, NO_ROUTE), id="404-unknown-group"
+    ),
+    pytest.param(Case("GET", f"{CM2[:-7]}v1alpha1", 404, NO_ROUTE), id="404-unknown-version"),
+    pytest.param(
+        Case("GET", f"{CM2}/namespaces/default", 404, NO_ROUTE), id="404-too-few-segments"
+    ),
+    pytest.param(Case("GET", f"{CM2}{POD}/x", 404, NO_ROUTE), id="404-too-many-segments"),
+    pytest.param(Case("GET", f"{EM}/queue_depth", 404, NO_ROUTE), id="404-external-no-namespace"),
+    pytest.param(Case("GET", "/openapi/v3/apis/x/v1", 404, NO_ROUTE), id="404-openapi-v3-unknown"),
+    # -- a metric unknown for the resource keeps the provider's text and has no `details`
+    pytest.param(
+        Case(
+            "GET",
+            f"{CM2}/namespaces/default/pods/web-1/nope",
+            404,
+            status(404, "NotFound", "the server could not find the metric nope for pods", None),
+        ),
+        id="404-unknown-metric-has-no-details",
+    ),
+    # -- any method but GET: go-restful's generic 405
+    pytest.param(Case("POST", f"{CM2}{POD}", 405, NO_METHOD), id="405-post-metric"),
+    pytest.param(Case("PUT", "/apis", 405, NO_METHOD), id="405-put-group-list"),
+    pytest.param(Case("DELETE", CM1, 405, NO_METHOD), id="405-delete-discovery"),
+    pytest.param(
+        Case("PATCH", f"{EM}/namespaces/default/queue_depth", 405, NO_METHOD),
+        id="405-patch-external",
+    ),
+    # -- watch: any value but "0"/"false" (any case) is true, even an empty one
+    pytest.param(Case("GET", f"{CM2}{POD}?watch=true", 405, CUSTOM_WATCH), id="watch-true-named"),
+    pytest.param(
+        Case("GET", f"{CM1}/namespaces/default/pods/*/http_requests?watch=1", 405, CUSTOM_WATCH),
+        id="watch-1-wildcard-v1beta1",
+    ),
+    pytest.param(Case("GET", f"{CM2}{POD}?watch=", 405, CUSTOM_WATCH), id="watch-empty-is-true"),
+    pytest.param(Case("GET", f"{CM2}{POD}?watch=yes", 405, CUSTOM_WATCH), id="watch-yes-is-true"),
+    pytest.param(
+        Case(
+            "GET", f"{CM2}/namespaces/default/metrics/http_requests?watch=true", 405, CUSTOM_WATCH
+        ),
+        id="watch-namespace-metric",
+    ),
+    pytest.param(
+        Case("GET", f"{EM}/namespaces/default/queue_depth?watch=true", 405, EXTERNAL_WATCH),
+        id="watch-external",
+    ),
+    pytest.param(Case("GET", f"{CM2}{POD}?watch=false", 200, None), id="watch-false-lists"),
+    pytest.param(Case("GET", f"{CM2}{POD}?watch=FALSE", 200, None), id="watch-FALSE-lists"),
+    pytest.param(Case("GET", f"{CM2}{POD}?watch=0", 200, None), id="watch-0-lists"),
+    pytest.param(
+        Case("GET", f"{EM}/namespaces/default/queue_depth?watch=False", 200, None),
+        id="watch-False-external-lists",
+    ),
+    # -- the list handler's order: labelSelector (400) before watch (405) before
+    #    metricLabelSelector (400) before anything the provider decides (404)
+    pytest.param(
+        Case("GET", f"{CM2}{POD}?labelSelector={BAD}", 400, None, "BadRequest"),
+        id="bad-label-selector-on-named-object",
+    ),
+    pytest.param(
+        Case("GET", f"{CM2}{POD}?labelSelector={BAD}&watch=true", 400, None, "BadRequest"),
+        id="bad-label-selector-before-watch",
+    ),
+    pytest.param(
+        Case("GET", f"{CM2}{POD}?metricLabelSelector={BAD}&watch=true", 405, CUSTOM_WATCH),
+        id="watch-before-bad-metric-selector",
+    ),
+    pytest.param(
+        Case(
+            "GET",
+            f"{CM2}/namespaces/default/widgets/w/m?labelSelector={BAD}",
+            400,
+            None,
+            "BadRequest",
+        ),
+        id="bad-label-selector-before-unknown-resource",
+    ),
+    pytest.param(
+        Case(
+            "GET",
+            f"{CM2}/namespaces/default/pods/web-1/nope?metricLabelSelector={BAD}",
+            400,
+            None,
+            "BadRequest",
+        ),
+        id="bad-metric-selector-before-unknown-metric",
+    ),
+    pytest.param(
+        Case(
+            "GET", f"{CM2}/pods/*/http_requests?metricLabelSelector=a%3E1", 400, None, "BadRequest"
+        ),
+        id="gt-metric-selector-before-scope-mismatch",
+    ),
+    pytest.param(
+        Case("GET", f"{EM}/namespaces/default/nope?labelSelector={BAD}", 400, None, "BadRequest"),
+        id="bad-external-selector-before-unknown-metric",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_status_bodies_and_order_of_checks(client, case: Case):
+    resp = await client.request(case.method, case.path)
+    text = await resp.text()
+    assert resp.status == case.code, text
+    body = await resp.json()
+    if case.code == 200:
+        assert body["kind"] in ("MetricValueList", "ExternalMetricValueList")
+    elif case.body is not None:
+        assert body == case.body
+    else:
+        assert (body["kind"], body["reason"], body["code"]) == ("Status", case.reason, case.code)
+        assert "details" not in body  # NewBadRequest sets none
