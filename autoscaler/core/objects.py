@@ -100,7 +100,9 @@ def object_proposal(ctx: Context, spec: MetricSpec, data: MetricInput) -> Propos
             replicas, per_pod, why = _per_pod_replicas(ctx, usage, t.average_value, cap=False)
             current = {"averageValue": format_milli(per_pod)}
             line = _total_line(usage, t.average_value, replicas, why)
-            name = f"{kind} metric {spec.name}"
+            # upstream names an Object AverageValue metric with the External text
+            selector = (spec.metric or {}).get("selector")
+            name = f"external metric {spec.name}({_go_selector(selector)})"
         else:
             cause = _NO_TARGET.format("object")
             raise MetricFailure(reason, cause, f"failed to get object metric value: {cause}")
@@ -174,10 +176,22 @@ def _total_line(total: int, per_pod: int, replicas: int, why: str) -> str:
 
 
 def _go_selector(selector: Any) -> str:
-    """How Go's %+v prints a *metav1.LabelSelector (only used in texts)."""
-    if not selector:
+    """How Go's %+v prints a *metav1.LabelSelector: its generated String(), "nil" for none.
+
+    `&LabelSelector{MatchLabels:map[string]string{a: b,},MatchExpressions:
+    []LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[x y],},},}`
+    (keys sorted; an empty selector is not nil).
+    """
+    if selector is None:
         return "nil"
     labels = selector.get("matchLabels") or {}
-    inner = " ".join(f"{k}:{v}" for k, v in sorted(labels.items()))
-    exprs = selector.get("matchExpressions") or []
-    return f"&LabelSelector{{MatchLabels:map[string]string{{{inner}}},MatchExpressions:{exprs!r},}}"
+    inner = "".join(f"{k}: {labels[k]}," for k in sorted(labels))
+    exprs = "".join(
+        f"LabelSelectorRequirement{{Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
+        f"Values:[{' '.join(e.get('values') or [])}],}},"
+        for e in selector.get("matchExpressions") or []
+    )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{inner}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}"
+    )

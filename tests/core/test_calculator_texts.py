@@ -205,3 +205,75 @@ def test_resource_current_value(case: Case) -> None:
     assert result["desiredReplicas"] == case.want
     status = result["status"]["currentMetrics"][0]["resource"]["current"]
     assert status == case.want_current
+
+
+def _external(selector: dict[str, Any] | None, target: dict[str, Any]) -> dict[str, Any]:
+    metric: dict[str, Any] = {"name": "queue"}
+    if selector is not None:
+        metric["selector"] = selector
+    return {"type": "External", "external": {"metric": metric, "target": target}}
+
+
+def _object_average(selector: dict[str, Any] | None) -> dict[str, Any]:
+    spec = b.object_metric(average=1000)
+    if selector is not None:
+        spec["object"]["metric"]["selector"] = selector
+    return spec
+
+
+VALUE = {"type": "Value", "value": "1"}
+FOUND = "the HPA was able to successfully calculate a replica count from "
+NO_EXPRESSIONS = "MatchExpressions:[]LabelSelectorRequirement{},}"
+
+# metricNameProposal, as the ValidMetricFound message shows it: a selector is printed with the
+# generated (gogo) String() of *metav1.LabelSelector, "nil" for none; Object AverageValue is
+# named "external metric ..." upstream (a copy of the External text)
+NAMES = [
+    pytest.param(
+        _external({"matchLabels": {"q": "jobs", "a": "b"}}, VALUE),
+        b.external_items([1000]),
+        "external metric queue(&LabelSelector{MatchLabels:map[string]string{a: b,q: jobs,},"
+        + NO_EXPRESSIONS
+        + ")",
+        id="external-match-labels",
+    ),
+    pytest.param(
+        _external(
+            {"matchExpressions": [{"key": "env", "operator": "In", "values": ["a", "b"]}]}, VALUE
+        ),
+        b.external_items([1000]),
+        "external metric queue(&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:"
+        "[]LabelSelectorRequirement{LabelSelectorRequirement{Key:env,Operator:In,Values:[a b],},"
+        "},})",
+        id="external-match-expressions",
+    ),
+    pytest.param(
+        _external({}, VALUE),
+        b.external_items([1000]),
+        "external metric queue(&LabelSelector{MatchLabels:map[string]string{},"
+        + NO_EXPRESSIONS
+        + ")",
+        id="external-empty-selector-is-not-nil",
+    ),
+    pytest.param(
+        _external(None, VALUE),
+        b.external_items([1000]),
+        "external metric queue(nil)",
+        id="external-nil",
+    ),
+    pytest.param(
+        _object_average(None), b.object_item(3000), "external metric rps(nil)", id="object-average"
+    ),
+    pytest.param(
+        b.object_metric(value=1000), b.object_item(1000), "Ingress metric rps", id="object-value"
+    ),
+]
+
+
+@pytest.mark.parametrize(("metric", "data", "name"), NAMES)
+def test_metric_name_in_valid_metric_found(
+    metric: dict[str, Any], data: dict[str, Any], name: str
+) -> None:
+    result = run(Case(3, 3, metric, data, P3))
+    active = [c for c in result["status"]["conditions"] if c["type"] == "ScalingActive"]
+    assert active[0]["message"] == FOUND + name

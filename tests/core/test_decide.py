@@ -367,8 +367,8 @@ def test_rescale_failed_keeps_previous_desired_and_drops_the_event() -> None:
         # the metrics propose 1 > 0: that reason stays, the raise does not overwrite it
         pytest.param(
             1000,
-            "external metric queue(&LabelSelector{MatchLabels:map[string]string{q:jobs},"
-            "MatchExpressions:[],}) above target",
+            "external metric queue(&LabelSelector{MatchLabels:map[string]string{q: jobs,},"
+            "MatchExpressions:[]LabelSelectorRequirement{},}) above target",
             id="metric-above-target-kept",
         ),
     ],
