@@ -240,7 +240,7 @@ def _raw_resource(
     samples = _resource_samples(spec, data, container)
     replicas, usage, line = _plain(ctx, samples, spec.target.average_value, spec.name)
     head = label(spec, container)
-    name = f"{spec.name} {'container ' if container else ''}resource"
+    name = f"{spec.name} resource"  # upstream's name, for ContainerResource too
     status = _resource_status(
         spec, container, {"averageValue": resource_quantity(spec.name, usage)}
     )

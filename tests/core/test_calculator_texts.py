@@ -267,6 +267,27 @@ NAMES = [
     pytest.param(
         b.object_metric(value=1000), b.object_item(1000), "Ingress metric rps", id="object-value"
     ),
+    # GetRawResourceReplicas' name is "<resource> resource" for ContainerResource too; only the
+    # utilization name says "container resource"
+    pytest.param(
+        {
+            "type": "ContainerResource",
+            "containerResource": {
+                "name": "cpu",
+                "container": "app",
+                "target": {"type": "AverageValue", "averageValue": "1"},
+            },
+        },
+        b.cpu_levels([1000, 1000, 1000]),
+        "cpu resource",
+        id="container-resource-average-value",
+    ),
+    pytest.param(
+        b.container_utilization(100),
+        b.cpu_levels([1000, 1000, 1000]),
+        "cpu container resource utilization (percentage of request)",
+        id="container-resource-utilization",
+    ),
 ]
 
 
