@@ -63,19 +63,38 @@ class NotFound(StatusError):
 class MetricNotFound(NotFound):
     """404: the metric is unknown for the resource, or a named object has no value."""
 
+    metric: str = ""
+    resource: str | None = None  # None for external metrics
+    name: str | None = None  # the named object without a value
+
     @classmethod
     def for_resource(cls, metric: str, resource: str) -> MetricNotFound:
         # wording of custom-metrics-apiserver's provider.NewMetricNotFoundError
-        return cls(f"the server could not find the metric {metric} for {resource}")
+        err = cls(f"the server could not find the metric {metric} for {resource}")
+        err.metric, err.resource = metric, resource
+        return err
 
     @classmethod
     def for_object(cls, metric: str, resource: str, name: str) -> MetricNotFound:
         # wording of provider.NewMetricNotFoundForSelectorError / ...ForError with a name
-        return cls(f"the server could not find the metric {metric} for {resource} {name}")
+        err = cls(f"the server could not find the metric {metric} for {resource} {name}")
+        err.metric, err.resource, err.name = metric, resource, name
+        return err
 
     @classmethod
     def external(cls, metric: str) -> MetricNotFound:
-        return cls(f"the server could not find the external metric {metric}")
+        err = cls(f"the server could not find the external metric {metric}")
+        err.metric = metric
+        return err
+
+    def as_requested(self, resource: str) -> MetricNotFound:
+        """The same error naming `resource` as the request wrote it ("pod", "deployments"):
+        upstream's provider prints the request's GroupResource, not the resolved one."""
+        if self.resource is None or self.resource == resource:
+            return self
+        if self.name is None:
+            return self.for_resource(self.metric, resource)
+        return self.for_object(self.metric, resource, self.name)
 
 
 class BadRequest(StatusError):

@@ -134,21 +134,30 @@ async def _custom(
     if resource is None or resource.namespaced != (namespace is not None):
         # an unknown resource, or a namespaced one asked without a namespace (and vice versa)
         raise MetricNotFound.for_resource(metric, resource_name)
-    if name == "*":
-        request[ROUTE] = "custom_selector"
-        values = await provider.custom_metric_by_selector(
-            resource,
-            metric,
-            namespace=namespace,
-            selector=selector,
-            metric_selector=metric_selector,
-        )
-        return json_response(docs.metric_value_list(values, version))
-    request[ROUTE] = "custom_object"
-    value = await provider.custom_metric_by_name(
-        resource, metric, namespace=namespace, name=name, metric_selector=metric_selector
-    )
-    return json_response(docs.metric_value_list([value], version))
+    try:
+        if name == "*":
+            request[ROUTE] = "custom_selector"
+            values = await provider.custom_metric_by_selector(
+                resource,
+                metric,
+                namespace=namespace,
+                selector=selector,
+                metric_selector=metric_selector,
+            )
+        else:
+            request[ROUTE] = "custom_object"
+            values = [
+                await provider.custom_metric_by_name(
+                    resource,
+                    metric,
+                    namespace=namespace,
+                    name=name,
+                    metric_selector=metric_selector,
+                )
+            ]
+    except MetricNotFound as err:
+        raise err.as_requested(resource_name) from err
+    return json_response(docs.metric_value_list(values, version))
 
 
 async def handle_openapi_v2(request: web.Request) -> web.Response:

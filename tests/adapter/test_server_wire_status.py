@@ -196,3 +196,51 @@ async def test_status_bodies_and_order_of_checks(client, case: Case):
     else:
         assert (body["kind"], body["reason"], body["code"]) == ("Status", case.reason, case.code)
         assert "details" not in body  # NewBadRequest sets none
+
+
+def naming_fake() -> FakeProvider:
+    return FakeProvider(
+        custom={
+            ("pods", "http_requests"): {"web-1": "1500m"},
+            ("deployments.apps", "queue_lag"): {"web": "7"},
+        }
+    )
+
+
+NAMING = [
+    # custom-metrics-apiserver hands the provider schema.ParseGroupResource(<resource as written
+    # in the path>), and prometheus-adapter's NotFound errors print that, not the resolved one
+    pytest.param(f"{CM2}/namespaces/default/pods/web-1/nope", "nope for pods", id="plural"),
+    pytest.param(f"{CM2}/namespaces/default/pod/web-1/nope", "nope for pod", id="singular"),
+    pytest.param(
+        f"{CM1}/namespaces/default/pod/web-9/http_requests",
+        "http_requests for pod web-9",
+        id="singular-named-object-without-value",
+    ),
+    pytest.param(
+        f"{CM2}/namespaces/default/deployments/web/nope",
+        "nope for deployments",
+        id="plural-without-group",
+    ),
+    pytest.param(
+        f"{CM2}/namespaces/default/deployment.apps/*/nope",
+        "nope for deployment.apps",
+        id="singular-group-qualified-wildcard",
+    ),
+    pytest.param(
+        f"{CM2}/namespaces/default/deployments.apps/api/queue_lag",
+        "queue_lag for deployments.apps api",
+        id="group-qualified-named-object-without-value",
+    ),
+    pytest.param(f"{CM2}/namespaces/default/metrics/nope", "nope for namespaces", id="namespace"),
+    pytest.param(f"{CM2}/pod/*/http_requests", "http_requests for pod", id="scope-mismatch"),
+]
+
+
+@pytest.mark.parametrize(("path", "tail"), NAMING)
+async def test_not_found_names_the_resource_as_requested(aiohttp_client, path, tail):
+    client = await aiohttp_client(build_app(naming_fake()))
+    resp = await client.get(path)
+    assert resp.status == 404, await resp.text()
+    want = status(404, "NotFound", f"the server could not find the metric {tail}", None)
+    assert await resp.json() == want
