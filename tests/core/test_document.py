@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ def spec(doc: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _del(key: str):  # type: ignore[no-untyped-def]
+def _del(key: str) -> Callable[[dict[str, Any]], None]:
     def edit(doc: dict[str, Any]) -> None:
         del doc[key]
 
@@ -213,3 +214,34 @@ def test_fast_and_validating_metric_parsers_agree() -> None:
     assert fastparse.pod_metrics(pm) == _pod_metrics_checked(pm, "m")
     for item in (b.pods_items([5])["items"][0], b.external_items([7])["items"][0]):
         assert fastparse.metric_sample(item) == _sample_checked(item, "m")
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # Quantity.MilliValue() on the int64 path (negativeScaleInt64) rounds AWAY from zero
+        pytest.param("1.5m", 2, id="positive-sub-milli-up"),
+        pytest.param("-1.5m", -2, id="negative-sub-milli-away-from-zero"),
+        pytest.param("-1500u", -2, id="negative-canonical-micro"),
+        pytest.param("-1.0005", -1001, id="negative-fraction"),
+        pytest.param("-1n", -1, id="negative-nano-is-minus-one-milli"),
+        pytest.param("-2m", -2, id="negative-exact"),
+        pytest.param("-0", 0, id="negative-zero"),
+    ],
+)
+def test_milli_value_rounds_like_quantity_milli_value(text: str, want: int) -> None:
+    from autoscaler.core.fields import milli
+
+    assert milli(text, "x") == want
+
+
+def test_negative_external_value_reported_as_milli_value() -> None:
+    doc = b.document(
+        metrics_spec=[b.external_metric(value=1000)],
+        metrics=[{"items": [{"metricName": "queue", "timestamp": b.at(0), "value": "-1.5m"}]}],
+        current=3,
+        pod_list=b.pods(3),
+        history={"recommendations": []},
+    )
+    result = decide_document(doc)
+    assert result["status"]["currentMetrics"][0]["external"]["current"]["value"] == "-2m"
