@@ -138,8 +138,10 @@ def build_app(
     app[REGISTRY] = registry
     app[routes.RESPONSES] = ResponseCache(ttl=response_ttl)
     get = app.router.add_get
-    get("/apis", routes.handle_apis, allow_head=False)
-    get("/apis/{tail:.*}", routes.handle_apis, allow_head=False)
+    # every method reaches the /apis parser: as go-restful, an unroutable path is a 404 whatever
+    # the method, and only a routable one is a 405 for a method other than GET
+    app.router.add_route("*", "/apis", routes.handle_apis)
+    app.router.add_route("*", "/apis/{tail:.*}", routes.handle_apis)
     get("/openapi/v2", routes.handle_openapi_v2, allow_head=False)
     get("/openapi/v3", routes.handle_openapi_v3, allow_head=False)
     get("/openapi/v3/{tail:.*}", routes.handle_openapi_v3, allow_head=False)

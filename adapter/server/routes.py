@@ -47,6 +47,13 @@ def _selector(request: web.Request, param: str, *, on_metric: bool) -> Selector:
     return selector
 
 
+def _get_only(request: web.Request) -> None:
+    """405 for a routable path asked with a method other than GET (called once the path is
+    known to name something, so an unroutable one stays a 404 as in go-restful)."""
+    if request.method != "GET":
+        raise MethodNotAllowed.for_method()
+
+
 def _refuse_watch(request: web.Request, group: str) -> None:
     """405 for `?watch`: the metrics APIs are list-only (a Go bool parameter is true for any
     value but "0" and "false", case-insensitive, even an empty one)."""
@@ -66,19 +73,21 @@ async def handle_apis(request: web.Request) -> web.Response:
         parts.pop()  # a trailing slash names the same document
     if not parts:
         request[ROUTE] = "discovery"
+        _get_only(request)
         return json_response(docs.api_group_list())
     group, rest = parts[0], parts[1:]
     if group not in docs.GROUPS:
         raise NotFound.no_route()
     if not rest:
         request[ROUTE] = "discovery"
+        _get_only(request)
         return json_response(docs.api_group(group))
     version, segments = rest[0], rest[1:]
     if version not in docs.GROUPS[group]:
         raise NotFound.no_route()
     provider = request.app[PROVIDER]
     responses = request.app[RESPONSES]
-    if segments:  # a metric value (discovery documents are cheap to build)
+    if segments and request.method == "GET":  # a kept metric value (only GETs are kept)
         kept = responses.get(request.path_qs)
         if kept is not None:
             request[ROUTE] = kept[0]
@@ -97,10 +106,12 @@ async def _external(
 ) -> web.Response:
     if not segments:
         request[ROUTE] = "discovery"
+        _get_only(request)
         return json_response(docs.external_resource_list(provider.list_external_metrics()))
     if len(segments) != 3 or segments[0] != "namespaces" or not all(segments):
         raise NotFound.no_route()
     request[ROUTE] = "external"
+    _get_only(request)
     # upstream's list handler decodes the query (400) before it refuses a watch (405)
     selector = _selector(request, "labelSelector", on_metric=True)
     _refuse_watch(request, docs.EXTERNAL_GROUP)
@@ -113,6 +124,7 @@ async def _custom(
 ) -> web.Response:
     if not segments:
         request[ROUTE] = "discovery"
+        _get_only(request)
         return json_response(docs.custom_resource_list(provider.list_custom_metrics(), version))
     if not all(segments):
         raise NotFound.no_route()
@@ -125,6 +137,7 @@ async def _custom(
         namespace, resource_name, name, metric = None, segments[0], segments[1], segments[2]
     else:
         raise NotFound.no_route()
+    _get_only(request)
     # upstream order: the query's labelSelector (400, parsed for named objects too), then the
     # watch refusal (405), then metricLabelSelector (400), and only then the provider (404)
     selector = _selector(request, "labelSelector", on_metric=False)

@@ -111,6 +111,23 @@ CASES = [
         Case("PATCH", f"{EM}/namespaces/default/queue_depth", 405, NO_METHOD),
         id="405-patch-external",
     ),
+    # -- go-restful matches the path before the method: an unroutable path is a 404 whatever
+    #    the method, a routable one answers any method but GET with a 405
+    pytest.param(
+        Case("POST", f"{CM2}/namespaces/default", 404, NO_ROUTE), id="post-unroutable-is-404"
+    ),
+    pytest.param(
+        Case("DELETE", "/apis/metrics.k8s.io/v1beta1", 404, NO_ROUTE),
+        id="delete-unknown-group-is-404",
+    ),
+    pytest.param(
+        Case("PUT", f"{EM}/namespaces/default/queue_depth/x", 404, NO_ROUTE),
+        id="put-unroutable-external-is-404",
+    ),
+    pytest.param(
+        Case("POST", f"{CM1}/nodes/*/cpu_temp", 405, NO_METHOD), id="post-cluster-wildcard-405"
+    ),
+    pytest.param(Case("POST", "/apis/custom.metrics.k8s.io", 405, NO_METHOD), id="post-group-405"),
     # -- watch: any value but "0"/"false" (any case) is true, even an empty one
     pytest.param(Case("GET", f"{CM2}{POD}?watch=true", 405, CUSTOM_WATCH), id="watch-true-named"),
     pytest.param(
@@ -244,3 +261,11 @@ async def test_not_found_names_the_resource_as_requested(aiohttp_client, path, t
     assert resp.status == 404, await resp.text()
     want = status(404, "NotFound", f"the server could not find the metric {tail}", None)
     assert await resp.json() == want
+
+
+async def test_head_is_a_405_and_a_post_never_gets_a_cached_answer(aiohttp_client):
+    client = await aiohttp_client(build_app(fake(), response_ttl=30))
+    assert (await client.get(f"{CM2}{POD}")).status == 200  # now kept for 30 s
+    assert (await client.head(f"{CM2}{POD}")).status == 405
+    resp = await client.post(f"{CM2}{POD}")
+    assert (resp.status, await resp.json()) == (405, NO_METHOD)
