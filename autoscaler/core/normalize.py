@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from autoscaler.core.behavior import scale_down_limit, scale_up_limit
 from autoscaler.core.model import NS, Behavior, ControllerOptions, History, Recommendation
+from autoscaler.core.numeric import trunc_int32
 
 __all__ = ["Normalized", "normalize_with_behavior", "normalize_without_behavior"]
 
@@ -59,7 +60,10 @@ def normalize_without_behavior(
         )
     else:
         able = "ReadyForNewScale"
-    limit = int(max(options.scale_up_limit_factor * float(current), options.scale_up_limit_minimum))
+    # calculateScaleUpLimit: int32(math.Max(...)); out of int32 (or Inf) is MinInt32 on amd64
+    limit = trunc_int32(
+        max(options.scale_up_limit_factor * float(current), options.scale_up_limit_minimum)
+    )
     if max_replicas > limit:
         max_allowed, max_reason = limit, "ScaleUpLimit"
     else:

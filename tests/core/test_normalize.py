@@ -412,3 +412,30 @@ def test_behavior_stabilization_reuses_slot_only_when_older_than_both_windows() 
     result = propose(6, 6, behavior={}, history=history)
     stored = [r["replicas"] for r in result["history"]["recommendations"]]
     assert stored == [6, 6, 7]
+
+
+@pytest.mark.parametrize(
+    ("current", "factor", "want", "reason"),
+    [
+        # int32(math.Max(2 * 2^30, 4)): 2^31 does not fit an int32; amd64 gives MinInt32, so the
+        # limit is below everything and the result is MinInt32 (hpa-algorithm.md §13)
+        pytest.param(2**30, 2.0, -(2**31), "ScaleUpLimit", id="limit-2^31-out-of-int32"),
+        pytest.param(2**30 - 1, 2.0, 2**30 + 5, "DesiredWithinRange", id="limit-2^31-2-fits"),
+        pytest.param(3, 1e308 * 10, -(2**31), "ScaleUpLimit", id="infinite-factor-no-crash"),
+    ],
+)
+def test_scale_up_limit_converts_to_int32_like_go(
+    current: int, factor: float, want: int, reason: str
+) -> None:
+    from autoscaler.core.normalize import normalize_without_behavior
+
+    got = normalize_without_behavior(
+        History(()),
+        current=current,
+        desired=2**30 + 5,
+        min_replicas=1,
+        max_replicas=2**31 - 1,
+        now=b.NOW_NS,
+        options=ControllerOptions(scale_up_limit_factor=factor),
+    )
+    assert (got.replicas, got.limited_reason) == (want, reason)
