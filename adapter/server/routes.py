@@ -119,6 +119,20 @@ async def _external(
     return json_response(docs.external_value_list(values))
 
 
+def _custom_path(segments: list[str]) -> tuple[str | None, str, str, str]:
+    """(namespace, resource as written, object name or "*", metric) of a custom metric path;
+    404 for any other shape."""
+    if not all(segments):
+        raise NotFound.no_route()
+    if len(segments) == 4 and segments[0] == "namespaces" and segments[2] == "metrics":
+        return None, "namespaces", segments[1], segments[3]  # the Namespace object itself
+    if len(segments) == 5 and segments[0] == "namespaces":
+        return segments[1], segments[2], segments[3], segments[4]
+    if len(segments) == 3:
+        return None, segments[0], segments[1], segments[2]
+    raise NotFound.no_route()
+
+
 async def _custom(
     request: web.Request, provider: MetricsProvider, version: str, segments: list[str]
 ) -> web.Response:
@@ -126,17 +140,7 @@ async def _custom(
         request[ROUTE] = "discovery"
         _get_only(request)
         return json_response(docs.custom_resource_list(provider.list_custom_metrics(), version))
-    if not all(segments):
-        raise NotFound.no_route()
-    namespace: str | None
-    if len(segments) == 4 and segments[0] == "namespaces" and segments[2] == "metrics":
-        resource_name, namespace, name, metric = "namespaces", None, segments[1], segments[3]
-    elif len(segments) == 5 and segments[0] == "namespaces":
-        namespace, resource_name, name, metric = segments[1], segments[2], segments[3], segments[4]
-    elif len(segments) == 3:
-        namespace, resource_name, name, metric = None, segments[0], segments[1], segments[2]
-    else:
-        raise NotFound.no_route()
+    namespace, resource_name, name, metric = _custom_path(segments)
     _get_only(request)
     # upstream order: the query's labelSelector (400, parsed for named objects too), then the
     # watch refusal (405), then metricLabelSelector (400), and only then the provider (404)
