@@ -46,8 +46,11 @@ from autoscaler.core.model import (
     Spec,
     Status,
 )
+from autoscaler.core.numeric import MAX_INT32
 from autoscaler.core.tolerances import as_approximate_float64
 from common.quantity import QuantityError, parse_quantity
+
+I32 = MAX_INT32  # the API's int32 fields: nothing larger can be an HPA, a Scale or a history
 
 __all__ = [
     "DocumentError",
@@ -160,8 +163,8 @@ def _opt_int(obj: Mapping[str, Any], key: str, path: str, default: int) -> int:
 
 def parse_spec(obj: Mapping[str, Any], path: str) -> Spec:
     """An autoscaling/v2 HorizontalPodAutoscalerSpec, with the API's defaults applied."""
-    max_replicas = as_int(obj, "maxReplicas", path, required=True, minimum=1)
-    min_replicas = as_int(obj, "minReplicas", path, minimum=0)
+    max_replicas = as_int(obj, "maxReplicas", path, required=True, minimum=1, maximum=I32)
+    min_replicas = as_int(obj, "minReplicas", path, minimum=0, maximum=I32)
     assert max_replicas is not None
     if min_replicas is not None and max_replicas < min_replicas:
         raise DocumentError(
@@ -220,7 +223,7 @@ def _target(obj: Mapping[str, Any], path: str) -> MetricTarget:
         )
     value = _positive_milli(obj, "value", path)
     average = _positive_milli(obj, "averageValue", path)
-    util = as_int(obj, "averageUtilization", path, minimum=1)
+    util = as_int(obj, "averageUtilization", path, minimum=1, maximum=I32)
     return MetricTarget(kind, value=value, average_value=average, average_utilization=util)
 
 
@@ -240,7 +243,7 @@ def _rules(obj: Any, defaults: ScalingRules, path: str) -> ScalingRules:
         return defaults
     if not isinstance(obj, dict):
         raise DocumentError(path, "must be an object")
-    window = as_int(obj, "stabilizationWindowSeconds", path, minimum=0)
+    window = as_int(obj, "stabilizationWindowSeconds", path, minimum=0, maximum=I32)
     select = as_str(obj, "selectPolicy", path, default=defaults.select_policy)
     if select not in ("Max", "Min", "Disabled"):
         raise DocumentError(f"{path}.selectPolicy", f"must be Max, Min or Disabled, not {select!r}")
@@ -269,8 +272,8 @@ def _policy(obj: Any, path: str) -> ScalingPolicy:
     if not isinstance(obj, dict):
         raise DocumentError(path, "must be an object")
     kind = as_str(obj, "type", path, required=True)
-    value = as_int(obj, "value", path, required=True, minimum=1)
-    period = as_int(obj, "periodSeconds", path, required=True, minimum=1)
+    value = as_int(obj, "value", path, required=True, minimum=1, maximum=I32)
+    period = as_int(obj, "periodSeconds", path, required=True, minimum=1, maximum=I32)
     assert value is not None
     assert period is not None
     return ScalingPolicy(kind, value, period)
@@ -288,12 +291,16 @@ def parse_status(obj: Mapping[str, Any], path: str) -> Status:
     )
     last = obj.get("lastScaleTime")
     return Status(
-        current_replicas=as_int(obj, "currentReplicas", path, default=0) or 0,
-        desired_replicas=as_int(obj, "desiredReplicas", path, default=0) or 0,
+        current_replicas=_int32(obj, "currentReplicas", path),
+        desired_replicas=_int32(obj, "desiredReplicas", path),
         last_scale_time=None if last is None else time_ns(last, f"{path}.lastScaleTime"),
         current_metrics=tuple(as_list(obj, "currentMetrics", path)),
         conditions=conditions,
     )
+
+
+def _int32(obj: Mapping[str, Any], key: str, path: str) -> int:
+    return as_int(obj, key, path, default=0, minimum=-I32 - 1, maximum=I32) or 0
 
 
 def _condition(obj: Any, path: str) -> Condition:
@@ -312,11 +319,12 @@ def _condition(obj: Any, path: str) -> Condition:
 def _scale(obj: Mapping[str, Any]) -> Scale:
     spec = as_obj(obj, "spec", "scale", required=True)
     status = as_obj(obj, "status", "scale")
-    replicas = as_int(spec, "replicas", "scale.spec", required=True, minimum=0)
+    replicas = as_int(spec, "replicas", "scale.spec", required=True, minimum=0, maximum=I32)
+    status_replicas = as_int(status, "replicas", "scale.status", default=0, minimum=0, maximum=I32)
     assert replicas is not None
     return Scale(
         spec_replicas=replicas,
-        status_replicas=as_int(status, "replicas", "scale.status", default=0, minimum=0) or 0,
+        status_replicas=status_replicas or 0,
         selector=as_str(status, "selector", "scale.status"),
     )
 
@@ -336,6 +344,8 @@ def parse_history(obj: Any, path: str) -> History | None:
                     "replicas",
                     f"{path}.recommendations[{i}]",
                     required=True,
+                    minimum=-I32 - 1,
+                    maximum=I32,
                 )
                 or 0,
                 time_ns(
@@ -353,7 +363,7 @@ def _events(obj: Mapping[str, Any], key: str, path: str) -> tuple[ScaleEvent, ..
     for i, e in enumerate(as_list(obj, key, path)):
         epath = f"{path}.{key}[{i}]"
         e = as_dict(e, epath)
-        change = as_int(e, "change", epath, required=True)
+        change = as_int(e, "change", epath, required=True, minimum=-I32 - 1, maximum=I32)
         assert change is not None
         out.append(
             ScaleEvent(

@@ -81,6 +81,7 @@ def as_int(
     required: bool = False,
     default: int | None = None,
     minimum: int | None = None,
+    maximum: int | None = None,
 ) -> int | None:
     value = _get(obj, key, path, required)
     if value is None:
@@ -92,6 +93,8 @@ def as_int(
             raise DocumentError(_join(path, key), f"must be an integer, not {_kind(value)}")
     if minimum is not None and value < minimum:
         raise DocumentError(_join(path, key), f"must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise DocumentError(_join(path, key), f"must be at most {maximum}, not {value}")
     return value
 
 

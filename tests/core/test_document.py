@@ -122,6 +122,57 @@ CASES = [
         "controller.tolerance: must be a number",
         id="bad-tolerance",
     ),
+    # int32 fields of the API: a larger number cannot be decoded into an HPA, a Scale or a
+    # history (and must not reach the arithmetic as an unbounded Python int)
+    pytest.param(
+        lambda d: spec(d).update(
+            behavior={
+                "scaleUp": {"policies": [{"type": "Percent", "value": 10**400, "periodSeconds": 1}]}
+            }
+        ),
+        "autoscaler.spec.behavior.scaleUp.policies[0].value: must be at most 2147483647",
+        id="policy-value-beyond-int32",
+    ),
+    pytest.param(
+        lambda d: spec(d).update(
+            behavior={
+                "scaleDown": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 2**31}]}
+            }
+        ),
+        "autoscaler.spec.behavior.scaleDown.policies[0].periodSeconds: must be at most",
+        id="policy-period-beyond-int32",
+    ),
+    pytest.param(
+        lambda d: spec(d).update(behavior={"scaleUp": {"stabilizationWindowSeconds": 2**31}}),
+        "autoscaler.spec.behavior.scaleUp.stabilizationWindowSeconds: must be at most",
+        id="window-beyond-int32",
+    ),
+    pytest.param(
+        lambda d: spec(d).update(maxReplicas=2**31),
+        "autoscaler.spec.maxReplicas: must be at most 2147483647",
+        id="max-replicas-beyond-int32",
+    ),
+    pytest.param(
+        lambda d: d["scale"]["spec"].update(replicas=2**31),
+        "scale.spec.replicas: must be at most 2147483647",
+        id="scale-replicas-beyond-int32",
+    ),
+    pytest.param(
+        lambda d: d.update(
+            history={"scaleUpEvents": [{"change": 2**31, "timestamp": "2026-01-01T00:00:00Z"}]}
+        ),
+        "history.scaleUpEvents[0].change: must be at most 2147483647",
+        id="event-change-beyond-int32",
+    ),
+    pytest.param(
+        lambda d: d.update(
+            history={
+                "recommendations": [{"replicas": -(2**31) - 1, "timestamp": "2026-01-01T00:00:00Z"}]
+            }
+        ),
+        "history.recommendations[0].replicas: must be at least -2147483648",
+        id="recommendation-below-int32",
+    ),
 ]
 
 
