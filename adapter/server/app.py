@@ -54,7 +54,7 @@ def _unexpected(request: web.Request, err: Exception) -> StatusError:
     if isinstance(err, web.HTTPMethodNotAllowed):
         return MethodNotAllowed.for_method()
     log.exception("unexpected error on %s", request.path)  # a bug: keep the detail in logs
-    return StatusError("an internal error occurred")
+    return StatusError("an unexpected error; the adapter's log has the detail")
 
 
 def _middleware(metrics: RequestMetrics, guard: RequestGuard) -> Middleware:

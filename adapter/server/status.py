@@ -31,7 +31,10 @@ def status_body(
 
 def status_response(err: StatusError) -> web.Response:
     """A StatusError as the JSON Status the Kubernetes API machinery expects."""
-    body = json.dumps(
-        status_body(err.code, err.reason, err.message, err.details), separators=(",", ":")
-    )
+    message, details = err.message, err.details
+    if err.reason == "InternalError" and details is None:
+        # as apimachinery's NewInternalError: the cause behind a fixed prefix and in `causes`
+        message = f"Internal error occurred: {err.message}"
+        details = {"causes": [{"message": err.message}]}
+    body = json.dumps(status_body(err.code, err.reason, message, details), separators=(",", ":"))
     return web.Response(status=err.code, text=body, content_type="application/json")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from adapter.errors import PrometheusQueryError, PrometheusUnavailable
 from adapter.server.app import build_app
 from tests.adapter.fakes import FakeProvider
 
@@ -269,3 +270,58 @@ async def test_head_is_a_405_and_a_post_never_gets_a_cached_answer(aiohttp_clien
     assert (await client.head(f"{CM2}{POD}")).status == 405
     resp = await client.post(f"{CM2}{POD}")
     assert (resp.status, await resp.json()) == (405, NO_METHOD)
+
+
+def internal(cause: str) -> dict[str, Any]:
+    # apimachinery's NewInternalError: the cause behind a fixed prefix, and again in causes
+    return status(
+        500, "InternalError", f"Internal error occurred: {cause}", {"causes": [{"message": cause}]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("failure", "want"),
+    [
+        pytest.param(
+            PrometheusQueryError(),
+            internal("unable to fetch metrics: the metrics query failed"),
+            id="prometheus-rejected-the-query",
+        ),
+        pytest.param(
+            PrometheusQueryError("the metrics query returned a matrix, not an instant vector"),
+            internal("the metrics query returned a matrix, not an instant vector"),
+            id="query-gave-a-matrix",
+        ),
+        pytest.param(
+            PrometheusUnavailable(),
+            status(
+                503,
+                "ServiceUnavailable",
+                "unable to fetch metrics: the metrics backend is unavailable",
+                None,  # NewServiceUnavailable sets no details
+            ),
+            id="prometheus-down",
+        ),
+    ],
+)
+async def test_backend_failures_as_apimachinery_writes_them(aiohttp_client, failure, want):
+    provider = fake()
+    provider.fail = failure
+    client = await aiohttp_client(build_app(provider))
+    for path in (f"{CM2}{POD}", f"{EM}/namespaces/default/queue_depth"):
+        resp = await client.get(path)
+        assert (resp.status, await resp.json()) == (want["code"], want)
+
+
+async def test_a_bug_is_an_internal_error_without_detail(aiohttp_client):
+    provider = fake()
+    provider.fail = RuntimeError("secret http://prom:9090 token=abc")
+    client = await aiohttp_client(build_app(provider))
+    resp = await client.get(f"{CM2}{POD}")
+    body = await resp.json()
+    assert (resp.status, body["reason"]) == (500, "InternalError")
+    assert body["message"].startswith("Internal error occurred: ")
+    cause = body["message"].removeprefix("Internal error occurred: ")
+    assert body["details"] == {"causes": [{"message": cause}]}
+    assert "prom" not in cause
+    assert "token" not in cause
