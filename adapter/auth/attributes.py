@@ -141,6 +141,15 @@ def forbidden_message(user: str, attrs: Attributes, reason: str = "") -> str:
     return f"{text}: {reason}" if reason else text
 
 
+def forbidden_details(attrs: Attributes) -> dict[str, str]:
+    """The `details` of upstream's 403 Status (NewForbidden): name, group and resource (sent
+    as "kind"), each left out when empty; `{}` for a non-resource path."""
+    if not attrs.is_resource:
+        return {}
+    fields = {"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource}
+    return {key: value for key, value in fields.items() if value}
+
+
 def _q(text: str) -> str:
     """Go's %q, near enough: a double-quoted, escaped string."""
     return json.dumps(text, ensure_ascii=False)

@@ -13,7 +13,12 @@ from typing import Protocol
 
 from aiohttp import web
 
-from adapter.auth.attributes import Attributes, forbidden_message, request_attributes
+from adapter.auth.attributes import (
+    Attributes,
+    forbidden_details,
+    forbidden_message,
+    request_attributes,
+)
 from adapter.auth.authn import AuthenticationFailed, Authenticator
 from adapter.auth.authn_config import DynamicAuthnConfig
 from adapter.auth.authz import AlwaysAllowPaths, Authorizer
@@ -135,4 +140,7 @@ class DelegatingGuard:
             ) from exc
         if not decision.allowed:
             self._denials.denied(403, user.name, attrs.verb, attrs.path, decision.reason or "-")
-            raise Forbidden(forbidden_message(user.name, attrs, decision.reason))
+            raise Forbidden(
+                forbidden_message(user.name, attrs, decision.reason),
+                details=forbidden_details(attrs),
+            )

@@ -325,3 +325,47 @@ async def test_a_bug_is_an_internal_error_without_detail(aiohttp_client):
     assert body["details"] == {"causes": [{"message": cause}]}
     assert "prom" not in cause
     assert "token" not in cause
+
+
+FORBIDDEN = [
+    # responsewriters.Forbidden -> NewForbidden(GroupResource{group, resource}, name, ...):
+    # details carry group, resource (as "kind") and name, each left out when empty
+    pytest.param(
+        f"{CM2}/namespaces/default/pods/*/http_requests",
+        {"name": "*", "group": "custom.metrics.k8s.io", "kind": "pods"},
+        id="custom-wildcard",
+    ),
+    pytest.param(
+        f"{CM1}/nodes/node-a/cpu_temp",
+        {"name": "node-a", "group": "custom.metrics.k8s.io", "kind": "nodes"},
+        id="custom-named-cluster-scoped",
+    ),
+    pytest.param(
+        f"{EM}/namespaces/default/queue_depth",
+        {"group": "external.metrics.k8s.io", "kind": "queue_depth"},
+        id="external-no-name",
+    ),
+    pytest.param("/metrics", {}, id="non-resource-path"),
+]
+
+
+@pytest.mark.parametrize(("path", "details"), FORBIDDEN)
+async def test_forbidden_status_details(aiohttp_client, path, details):
+    from adapter.auth.options import AuthOptions, build_guard
+    from adapter.server.auth_seam import UserInfo
+    from tests.adapter.security.fakes import FakeCluster
+
+    cluster = FakeCluster(tokens={"eve-token": UserInfo(name="eve")}, allow=set(), configmap={})
+    guard = build_guard(AuthOptions(anonymous_auth=True), kube=cluster)
+    await guard.start()
+    try:
+        client = await aiohttp_client(build_app(fake(), guard=guard))
+        resp = await client.get(path, headers={"Authorization": "Bearer eve-token"})
+        body = await resp.json()
+    finally:
+        await guard.close()
+    assert (resp.status, body["reason"]) == (403, "Forbidden"), body
+    assert body["details"] == details
+    assert list(body) == [
+        "kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code"
+    ]  # fmt: skip
