@@ -19,6 +19,7 @@ class View:
         self.plain = plain
         self.rows: list[str] = []
         self.notes: list[str] = []
+        self.conditions: dict[str, str] = {}  # last printed, per workload (plain mode)
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -35,6 +36,10 @@ class View:
                 print(HEADER, flush=True)
             self.rows.append(row)
             print(row, flush=True)
+            for name, conditions in (("web", s.web_conditions), ("worker", s.worker_conditions)):
+                if conditions and self.conditions.get(name) != conditions:
+                    print(f"      {name} conditions: {conditions}", flush=True)
+                    self.conditions[name] = conditions
             return
         self.rows.append(row)
         lines = [HEADER, *self.rows[-12:], "", f"web:    {s.web_conditions}",

@@ -42,3 +42,21 @@ def test_replica_path_and_summary():
         "web replica path: 1 -> 5 -> 2",
         "worker replica path: 1 -> 0 -> 3",
     ]
+
+
+def test_plain_view_prints_conditions_when_they_change(capsys):
+    from demo.view import View
+
+    def sample(t, web_conditions):
+        return Sample(t, "idle", 4, 0, 0, 1, 1, 0, 0, "", "", web_conditions, "")
+
+    view = View(plain=True)
+    view.show(sample(0, "AbleToScale(ReadyForNewScale)"))
+    view.show(sample(1, "AbleToScale(ReadyForNewScale)"))
+    view.show(sample(2, "AbleToScale(SucceededRescale)"))
+    lines = capsys.readouterr().out.splitlines()
+    changes = [line.strip() for line in lines if "conditions:" in line]
+    assert changes == [
+        "web conditions: AbleToScale(ReadyForNewScale)",
+        "web conditions: AbleToScale(SucceededRescale)",
+    ]
