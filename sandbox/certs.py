@@ -90,8 +90,12 @@ def issue(
     hosts: tuple[str, ...] = (),
     server: bool = False,
     client: bool = False,
+    not_after: datetime | None = None,
 ) -> CertKey:
-    """A leaf certificate signed by `ca`: CN=user, O=groups for clients; SANs for servers."""
+    """A leaf certificate signed by `ca`: CN=user, O=groups for clients; SANs for servers.
+
+    `not_after` overrides the validity end (tests make expired certificates with it).
+    """
     key = ec.generate_private_key(ec.SECP256R1())
     usages = [ExtendedKeyUsageOID.SERVER_AUTH] * server + [ExtendedKeyUsageOID.CLIENT_AUTH] * client
     builder = (
@@ -101,7 +105,7 @@ def issue(
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - BACKDATE)
-        .not_valid_after(now + VALIDITY)
+        .not_valid_after(not_after or now + VALIDITY)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .add_extension(
