@@ -1,15 +1,16 @@
 """Kubernetes resource quantities (`500m`, `1.5`, `128Mi`, `1e3`) as exact decimals.
 
 Mirrors `k8s.io/apimachinery/pkg/api/resource`: parsing accepts every suffix the API accepts,
-`milli_value` is `Quantity.MilliValue()` (rounded up), and `format_quantity` writes the canonical
-decimal-SI form the API server would send back (largest suffix that keeps an integer mantissa).
+`milli_value` is `Quantity.MilliValue()` (a fraction rounded away from zero), and
+`format_quantity` writes the canonical decimal-SI form the API server would send back (largest
+suffix that keeps an integer mantissa).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_CEILING, ROUND_HALF_UP, Context, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_HALF_UP, ROUND_UP, Context, Decimal, localcontext
 
 __all__ = [
     "QuantityError",
@@ -38,8 +39,8 @@ _BINARY_SUFFIX_POWER = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 
 _CANONICAL = [(18, "E"), (15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k"), (0, "")]
 _CANONICAL += [(-3, "m"), (-6, "u"), (-9, "n")]
 
-# enough digits for any int64 milli value with room to spare; quantities never need more
-_CTX = Context(prec=60)
+# exact for any quantity the parser accepts (exponents are capped at 100)
+_CTX = Context(prec=200)
 _MILLI = Decimal("0.001")
 
 
@@ -70,10 +71,14 @@ def parse_quantity(text: str) -> Decimal:
 
 
 def milli_value(quantity: Decimal | str) -> int:
-    """`Quantity.MilliValue()`: the value in thousandths, rounded up (ceil)."""
+    """`Quantity.MilliValue()`: the value in thousandths, a fraction rounded away from zero.
+
+    1.5m -> 2 and -1.5m -> -2, as apimachinery's `negativeScaleInt64` rounds; for positive
+    values that is the ceil the HPA documentation describes.
+    """
     value = parse_quantity(quantity) if isinstance(quantity, str) else quantity
     with localcontext(_CTX):
-        return int((value * 1000).to_integral_value(rounding=ROUND_CEILING))
+        return int((value * 1000).to_integral_value(rounding=ROUND_UP))
 
 
 def format_milli(milli: int) -> str:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from decimal import ROUND_UP, Context, localcontext
 from typing import Any
 
 from autoscaler.core.model import NS
 from common.kubetime import TimeError, format_time_ns, parse_time_ns
-from common.quantity import QuantityError, parse_quantity
+from common.quantity import QuantityError, milli_value
 
 __all__ = [
     "DocumentError",
@@ -26,7 +25,6 @@ __all__ = [
     "duration_ns",
     "history_time",
     "milli",
-    "quantity_float",
     "status_time",
     "time_ns",
 ]
@@ -143,31 +141,12 @@ def milli(value: Any, path: str) -> int:
     else:
         raise DocumentError(path, f"must be a quantity string such as 500m, not {_kind(value)}")
     try:
-        result = _milli_value(text)
+        result = milli_value(text)
     except QuantityError as e:
         raise DocumentError(path, str(e)) from e
     if len(_MILLI_CACHE) < _CACHE_LIMIT:
         _MILLI_CACHE[text] = result
     return result
-
-
-_EXACT = Context(prec=200)
-
-
-def _milli_value(text: str) -> int:
-    """`Quantity.MilliValue()`: thousandths, a fraction rounded AWAY from zero (1.5m -> 2,
-    -1.5m -> -2), as apimachinery's negativeScaleInt64 does; for positive values that is ceil."""
-    with localcontext(_EXACT):
-        return int((parse_quantity(text) * 1000).to_integral_value(rounding=ROUND_UP))
-
-
-def quantity_float(value: Any, path: str) -> float:
-    """Quantity.AsApproximateFloat64."""
-    text = value if isinstance(value, str) else repr(value)
-    try:
-        return float(parse_quantity(text))
-    except QuantityError as e:
-        raise DocumentError(path, str(e)) from e
 
 
 _TIME_CACHE: dict[str, int] = {}

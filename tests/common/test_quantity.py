@@ -52,9 +52,11 @@ def test_parse_rejects_what_the_api_rejects(text):
         pytest.param("100n", 1, id="tiny-rounds-up-to-one-milli"),
         pytest.param("0", 0, id="zero"),
         pytest.param("301m", 301, id="exact-milli"),
+        pytest.param("-1.5m", -2, id="negative-rounds-away-from-zero"),
+        pytest.param("-1.0001", -1001, id="negative-fraction-away-from-zero"),
     ],
 )
-def test_milli_value_is_ceil(text, milli):
+def test_milli_value_rounds_away_from_zero_like_MilliValue(text, milli):
     assert milli_value(text) == milli
 
 
