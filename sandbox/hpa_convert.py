@@ -14,6 +14,13 @@ import copy
 import json
 from typing import Any
 
+from sandbox.hpa_v1_metrics import (
+    metric_spec_from_v1,
+    metric_spec_to_v1,
+    metric_status_from_v1,
+    metric_status_to_v1,
+    pick,
+)
 from sandbox.kinds import default_hpa_spec
 
 Obj = dict[str, Any]
@@ -41,11 +48,6 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _pick(*pairs: tuple[str, Any]) -> Obj:
-    """An object of the (key, value) pairs whose value is set (Go's omitempty)."""
-    return {k: v for k, v in pairs if v is not None and v != {}}
-
-
 # ---- v2 -> v1 ------------------------------------------------------------------------------
 
 
@@ -57,93 +59,6 @@ def _is_cpu_utilization(metric: Obj) -> bool:
         and res.get("name") == "cpu"
         and target.get("averageUtilization") is not None
     )
-
-
-def metric_spec_to_v1(m: Obj) -> Obj:
-    """A v2 MetricSpec in v1's (v2beta1) shape; quantities v1 requires default to "0"."""
-    kind = m.get("type", "")
-    out: Obj = {"type": kind}
-    if kind == "Resource" or kind == "ContainerResource":
-        key = "resource" if kind == "Resource" else "containerResource"
-        src = m.get(key) or {}
-        t = src.get("target") or {}
-        out[key] = _pick(
-            ("name", src.get("name", "")),
-            ("targetAverageUtilization", t.get("averageUtilization")),
-            ("targetAverageValue", t.get("averageValue")),
-            ("container", src.get("container")),
-        )
-    elif kind == "Pods":
-        src = m.get("pods") or {}
-        metric, t = src.get("metric") or {}, src.get("target") or {}
-        out["pods"] = _pick(
-            ("metricName", metric.get("name", "")),
-            ("targetAverageValue", t.get("averageValue") or "0"),
-            ("selector", metric.get("selector")),
-        )
-    elif kind == "Object":
-        src = m.get("object") or {}
-        metric, t = src.get("metric") or {}, src.get("target") or {}
-        out["object"] = _pick(
-            ("target", dict(src.get("describedObject") or {})),
-            ("metricName", metric.get("name", "")),
-            ("targetValue", t.get("value") or "0"),
-            ("selector", metric.get("selector")),
-            ("averageValue", t.get("averageValue")),
-        )
-    elif kind == "External":
-        src = m.get("external") or {}
-        metric, t = src.get("metric") or {}, src.get("target") or {}
-        out["external"] = _pick(
-            ("metricName", metric.get("name", "")),
-            ("metricSelector", metric.get("selector")),
-            ("targetValue", t.get("value")),
-            ("targetAverageValue", t.get("averageValue")),
-        )
-    return out
-
-
-def metric_status_to_v1(s: Obj) -> Obj:
-    kind = s.get("type", "")
-    out: Obj = {"type": kind}
-    if kind == "Resource" or kind == "ContainerResource":
-        key = "resource" if kind == "Resource" else "containerResource"
-        src = s.get(key) or {}
-        cur = src.get("current") or {}
-        out[key] = _pick(
-            ("name", src.get("name", "")),
-            ("currentAverageUtilization", cur.get("averageUtilization")),
-            ("currentAverageValue", cur.get("averageValue") or "0"),
-            ("container", src.get("container")),
-        )
-    elif kind == "Pods":
-        src = s.get("pods") or {}
-        metric, cur = src.get("metric") or {}, src.get("current") or {}
-        out["pods"] = _pick(
-            ("metricName", metric.get("name", "")),
-            ("currentAverageValue", cur.get("averageValue") or "0"),
-            ("selector", metric.get("selector")),
-        )
-    elif kind == "Object":
-        src = s.get("object") or {}
-        metric, cur = src.get("metric") or {}, src.get("current") or {}
-        out["object"] = _pick(
-            ("target", dict(src.get("describedObject") or {})),
-            ("metricName", metric.get("name", "")),
-            ("currentValue", cur.get("value") or "0"),
-            ("selector", metric.get("selector")),
-            ("averageValue", cur.get("averageValue")),
-        )
-    elif kind == "External":
-        src = s.get("external") or {}
-        metric, cur = src.get("metric") or {}, src.get("current") or {}
-        out["external"] = _pick(
-            ("metricName", metric.get("name", "")),
-            ("metricSelector", metric.get("selector")),
-            ("currentValue", cur.get("value") or "0"),
-            ("currentAverageValue", cur.get("averageValue")),
-        )
-    return out
 
 
 def _rules_to_internal(rules: Obj | None) -> Obj | None:
@@ -219,7 +134,7 @@ def to_v1(obj: Obj) -> Obj:
     if status.get("conditions"):
         notes[CONDITIONS] = _compact(
             [
-                _pick(
+                pick(
                     ("type", c.get("type")),
                     ("status", c.get("status")),
                     ("lastTransitionTime", c.get("lastTransitionTime")),
@@ -245,102 +160,10 @@ def to_v1(obj: Obj) -> Obj:
 # ---- v1 -> v2 ------------------------------------------------------------------------------
 
 
-def metric_spec_from_v1(m: Obj) -> Obj:
-    kind = m.get("type", "")
-    out: Obj = {"type": kind}
-    if kind == "Resource" or kind == "ContainerResource":
-        key = "resource" if kind == "Resource" else "containerResource"
-        src = m.get(key) or {}
-        utilization = src.get("targetAverageUtilization")
-        target = _pick(
-            ("type", "AverageValue" if utilization is None else "Utilization"),
-            ("averageValue", src.get("targetAverageValue")),
-            ("averageUtilization", utilization),
-        )
-        out[key] = _pick(("name", src.get("name", "")), ("container", src.get("container"))) | {
-            "target": target
-        }
-    elif kind == "Pods":
-        src = m.get("pods") or {}
-        out["pods"] = {
-            "metric": _pick(("name", src.get("metricName", "")), ("selector", src.get("selector"))),
-            "target": {"type": "AverageValue", "averageValue": src.get("targetAverageValue", "0")},
-        }
-    elif kind == "Object":
-        src = m.get("object") or {}
-        average = src.get("averageValue")
-        out["object"] = {
-            "describedObject": dict(src.get("target") or {}),
-            "metric": _pick(("name", src.get("metricName", "")), ("selector", src.get("selector"))),
-            "target": _pick(
-                ("type", "Value" if average is None else "AverageValue"),
-                ("value", src.get("targetValue", "0")),
-                ("averageValue", average),
-            ),
-        }
-    elif kind == "External":
-        src = m.get("external") or {}
-        value = src.get("targetValue")
-        out["external"] = {
-            "metric": _pick(
-                ("name", src.get("metricName", "")), ("selector", src.get("metricSelector"))
-            ),
-            "target": _pick(
-                ("type", "AverageValue" if value is None else "Value"),
-                ("value", value),
-                ("averageValue", src.get("targetAverageValue")),
-            ),
-        }
-    return out
-
-
-def metric_status_from_v1(s: Obj) -> Obj:
-    kind = s.get("type", "")
-    out: Obj = {"type": kind}
-    if kind == "Resource" or kind == "ContainerResource":
-        key = "resource" if kind == "Resource" else "containerResource"
-        src = s.get(key) or {}
-        current = _pick(
-            ("averageValue", src.get("currentAverageValue", "0")),
-            ("averageUtilization", src.get("currentAverageUtilization")),
-        )
-        out[key] = _pick(("name", src.get("name", "")), ("container", src.get("container"))) | {
-            "current": current
-        }
-    elif kind == "Pods":
-        src = s.get("pods") or {}
-        out["pods"] = {
-            "metric": _pick(("name", src.get("metricName", "")), ("selector", src.get("selector"))),
-            "current": {"averageValue": src.get("currentAverageValue", "0")},
-        }
-    elif kind == "Object":
-        src = s.get("object") or {}
-        out["object"] = {
-            "metric": _pick(("name", src.get("metricName", "")), ("selector", src.get("selector"))),
-            "current": _pick(
-                ("value", src.get("currentValue", "0")),
-                ("averageValue", src.get("averageValue")),
-            ),
-            "describedObject": dict(src.get("target") or {}),
-        }
-    elif kind == "External":
-        src = s.get("external") or {}
-        out["external"] = {
-            "metric": _pick(
-                ("name", src.get("metricName", "")), ("selector", src.get("metricSelector"))
-            ),
-            "current": _pick(
-                ("value", src.get("currentValue", "0")),
-                ("averageValue", src.get("currentAverageValue")),
-            ),
-        }
-    return out
-
-
 def _rules_from_internal(rules: Any) -> Obj | None:
     if not isinstance(rules, dict):
         return None
-    out = _pick(
+    out = pick(
         ("stabilizationWindowSeconds", rules.get("StabilizationWindowSeconds")),
         ("selectPolicy", rules.get("SelectPolicy")),
         ("tolerance", rules.get("Tolerance")),
@@ -370,7 +193,7 @@ def behavior_from_annotation(text: str) -> Obj | None:
     up, down = _rules_from_internal(raw.get("ScaleUp")), _rules_from_internal(raw.get("ScaleDown"))
     if up is None and down is None:
         return None
-    return _pick(("scaleUp", up), ("scaleDown", down)) or None
+    return pick(("scaleUp", up), ("scaleDown", down)) or None
 
 
 def _annotation_list(notes: dict[str, str], key: str) -> list[Obj] | None:
