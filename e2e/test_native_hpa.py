@@ -224,15 +224,13 @@ async def test_external_metric_with_min_zero_scales_to_zero_and_wakes(stack: Sta
     assert (cond["status"], cond["reason"]) == ("False", "NotScaledToZero")
 
 
+@pytest.mark.sandbox_only(
+    "re-registering the custom metrics APIServices and stopping Prometheus (a cluster's are shared)"
+)
 async def test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas(stack: Stack):
     """Custom metrics read at v1beta1 when only that version is served; then Prometheus stops:
     the metric fails, the replicas hold (never a scale-down on a failed metric) and the HPA
     says why in its condition and events."""
-    if stack.prometheus is None:
-        pytest.skip(
-            "needs the sandbox: it re-registers the APIServices and stops Prometheus (a"
-            " cluster's are shared)"
-        )
     st = stack
     api = "/apis/apiregistration.k8s.io/v1/apiservices"
     old = await st.kube.request("GET", f"{api}/v1beta2.custom.metrics.k8s.io")
