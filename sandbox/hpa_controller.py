@@ -78,6 +78,9 @@ class HorizontalController:
         self._events = EventRecorder(self._api, clock=config.clock)
         self._history: dict[str, History] = {}
         self._task: asyncio.Task[None] | None = None
+        # one pass at a time per HPA, as upstream's work queue hands a key to one worker: an
+        # HPA whose metrics backend hangs delays only itself
+        self._inflight: dict[str, asyncio.Task[None]] = {}
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -89,6 +92,10 @@ class HorizontalController:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        for task in self._inflight.values():
+            task.cancel()
+        await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        self._inflight.clear()
         await self._api.close()
 
     async def _run(self) -> None:
@@ -108,7 +115,20 @@ class HorizontalController:
         keys = {_key(h) for h in hpas}
         for gone in set(self._history) - keys:
             del self._history[gone]  # upstream forgets a deleted HPA's recommendations
-        await asyncio.gather(*(self._reconcile_logged(h) for h in hpas))
+        started = []
+        for hpa in hpas:
+            key = _key(hpa)
+            running = self._inflight.get(key)
+            if running is not None and not running.done():
+                continue  # its previous pass is still waiting (a slow metrics backend)
+            task = asyncio.get_running_loop().create_task(self._reconcile_logged(hpa))
+            self._inflight[key] = task
+            started.append(task)
+        for key in [k for k, task in self._inflight.items() if task.done()]:
+            del self._inflight[key]
+        # wait for this pass's HPAs, but never longer than a sync period
+        if started:
+            await asyncio.wait(started, timeout=self.config.sync_period)
 
     async def _reconcile_logged(self, hpa: Obj) -> None:
         try:

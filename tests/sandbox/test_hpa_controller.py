@@ -30,7 +30,7 @@ PODS_METRIC = {
 
 def hpa(name, target="web", **spec):
     ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": target}
-    return {"metadata": {"name": name}, "spec": {"scaleTargetRef": ref, "maxReplicas": 5, **spec}}
+    return {"metadata": {"name": name}, "spec": {"scaleTargetRef": ref, "maxReplicas": 5} | spec}
 
 
 @pytest.fixture
@@ -149,3 +149,117 @@ async def test_the_cluster_role_is_stored_as_in_a_real_cluster(http):
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "horizontal-pod-autoscaler", "namespace": "kube-system"}
     ]
+
+
+async def _hanging_backend(http, group, version):
+    """An APIService whose backend accepts connections and never answers."""
+
+    async def hold(reader, writer):
+        while await reader.read(1024):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    svc = {"metadata": {"name": "hang"}, "spec": {"ports": [{"name": "https", "port": 443}]}}
+    eps = {
+        "metadata": {"name": "hang"},
+        "subsets": [
+            {"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}
+        ],
+    }
+    await http.request("POST", "/api/v1/namespaces/default/services", json=svc)
+    await http.request("POST", "/api/v1/namespaces/default/endpoints", json=eps)
+    api = {
+        "metadata": {"name": f"{version}.{group}"},
+        "spec": {
+            "group": group,
+            "version": version,
+            "service": {"name": "hang", "namespace": "default", "port": 443},
+            "insecureSkipTLSVerify": True,
+            "groupPriorityMinimum": 100,
+            "versionPriority": 100,
+        },
+    }
+    await http.request("POST", "/apis/apiregistration.k8s.io/v1/apiservices", json=api)
+    return server
+
+
+async def test_a_hung_metrics_backend_delays_only_its_own_hpa(http):
+    server = await _hanging_backend(http, "external.metrics.k8s.io", "v1beta1")
+    try:
+        await http.request("POST", "/apis/apps/v1/namespaces/default/deployments", json=DEPLOYMENT)
+        external = {
+            "type": "External",
+            "external": {
+                "metric": {"name": "q"},
+                "target": {"type": "AverageValue", "averageValue": "1"},
+            },
+        }
+        await http.request("POST", HPAS, json=hpa("slow", metrics=[external]))
+        await http.request("POST", HPAS, json=hpa("lost", target="nope"))
+        await asyncio.sleep(2.0)  # ~10 sync periods; the slow HPA's metric read hangs for 10 s
+        event = (await _events(http, "lost"))[("Warning", "FailedGetScale")]
+        assert event["count"] >= 4, "the other HPA kept being reconciled every period"
+        _, slow = await http.request("GET", f"{HPAS}/slow")
+        assert slow["status"]["desiredReplicas"] == 0  # still waiting: nothing decided yet
+        _, scale = await http.request(
+            "GET", "/apis/apps/v1/namespaces/default/deployments/web/scale"
+        )
+        assert scale["spec"]["replicas"] == 3
+    finally:
+        server.close()
+
+
+async def test_cpu_utilization_read_from_the_resource_metrics_api(sandbox_factory):
+    """metrics.k8s.io from a stand-in metrics-server behind the aggregator (its own CA)."""
+    from autoscaler.kube import connect
+    from tests.controller.podmetrics import PodMetricsServer
+    from tests.support.sandbox import SandboxHttp
+
+    config = HpaControllerConfig(sync_period=0.2, cpu_initialization_period=0)
+    sb = await sandbox_factory(hpa_controller=config, availability_interval=0.2)
+    kube = await connect(str(sb.kubeconfig))
+    http = SandboxHttp(sb)
+    total = [400.0]  # millicores over all running pods
+    server = PodMetricsServer(kube, lambda pods: total[0] / pods)
+    await server.start()
+    try:
+        body = {**DEPLOYMENT, "spec": {**DEPLOYMENT["spec"], "replicas": 1}}
+        body["spec"]["template"] = {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "containers": [
+                    {"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}
+                ]
+            },
+        }
+        await http.request("POST", "/apis/apps/v1/namespaces/default/deployments", json=body)
+        cpu = {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 50},
+            },
+        }
+        fast = {"scaleUp": {"policies": [{"type": "Pods", "value": 10, "periodSeconds": 1}]}}
+        await http.request(
+            "POST", HPAS, json=hpa("web", maxReplicas=10, metrics=[cpu], behavior=fast)
+        )
+        # 400m on one pod requesting 100m: 400% against 50%, ceil(1 x 8) = 8
+        for _ in range(200):
+            _, scale = await http.request(
+                "GET", "/apis/apps/v1/namespaces/default/deployments/web/scale"
+            )
+            if scale["spec"]["replicas"] == 8:
+                break
+            await asyncio.sleep(0.05)
+        assert scale["spec"]["replicas"] == 8
+        events = await _events(http, "web")
+        assert events[("Normal", "SuccessfulRescale")]["message"] == (
+            "New size: 8; reason: cpu resource utilization (percentage of request) above target"
+        )
+    finally:
+        await server.stop()
+        await http.close()
+        await kube.close()
