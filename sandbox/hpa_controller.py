@@ -107,6 +107,9 @@ class HorizontalController:
             await asyncio.sleep(self.config.sync_period)
 
     async def sync_once(self) -> None:
+        # HPAs whose pass is running now sit this round out, even when it ends during the
+        # list: the listed object would predate that pass's status write (a 409)
+        busy = {key for key, task in self._inflight.items() if not task.done()}
         try:
             hpas = (await self._api.call("GET", HPAS)).get("items") or []
         except CallError as err:
@@ -118,8 +121,7 @@ class HorizontalController:
         started = []
         for hpa in hpas:
             key = _key(hpa)
-            running = self._inflight.get(key)
-            if running is not None and not running.done():
+            if key in busy:
                 continue  # its previous pass is still waiting (a slow metrics backend)
             task = asyncio.get_running_loop().create_task(self._reconcile_logged(hpa))
             self._inflight[key] = task
