@@ -30,6 +30,8 @@ REAL = bool(os.environ.get("PROMSCALER_E2E_KUBECONFIG"))
 SYNC = float(
     os.environ.get("PROMSCALER_E2E_HPA_SYNC_SECONDS") or (15.0 if REAL else HPA_SYNC_PERIOD)
 )
+# how long a change may take to show: a few passes, generous on a loaded 2-core machine
+WAIT = 20 * SYNC
 PODS_METRIC = {
     "type": "Pods",
     "pods": {
@@ -135,7 +137,7 @@ async def test_pods_metric_scales_a_deployment_up_and_down(stack: Stack):
         await eventually(lambda: st.pods("web"), timeout=10, what="a pod")
         await asyncio.sleep(1.5)  # the adapter's discovery sees the series
         await create_hpa(st, "web", spec)
-        await eventually(lambda: replicas_are(st, "web", 4), timeout=10 * SYNC, what="4 replicas")
+        await eventually(lambda: replicas_are(st, "web", 4), timeout=WAIT, what="4 replicas")
         rescales = [e for e in await hpa_events(st, "web") if e["reason"] == "SuccessfulRescale"]
         assert rescales[0]["message"] == (
             "New size: 4; reason: pods metric e2e_requests_per_pod above target"
@@ -144,7 +146,7 @@ async def test_pods_metric_scales_a_deployment_up_and_down(stack: Stack):
         if shutil.which("kubectl"):
             await check_kubectl_get_and_describe(st)
         total[0] = 15.0  # 15 over 4 pods: 3.75 a pod, ceil(4 x 0.375) = 2
-        await eventually(lambda: replicas_are(st, "web", 2), timeout=10 * SYNC, what="2 replicas")
+        await eventually(lambda: replicas_are(st, "web", 2), timeout=WAIT, what="2 replicas")
         obj = await st.kube.request("GET", f"{hpas(st)}/web")
         assert obj["status"]["desiredReplicas"] == 2
         assert (
@@ -163,7 +165,7 @@ async def check_kubectl_get_and_describe(st: Stack) -> None:
         # the pass after the rescale: it counts 4 replicas and has a value
         return out if row[5] == "4" and "<unknown>" not in out else None
 
-    out = await eventually(settled, timeout=5 * SYNC, what="4 replicas counted")
+    out = await eventually(settled, timeout=WAIT, what="4 replicas counted")
     header, row = out.splitlines()[:2]
     assert header.split() == [
         "NAME",
@@ -218,11 +220,11 @@ async def test_external_metric_with_min_zero_scales_to_zero_and_wakes(stack: Sta
     await st.queue("native-batch", 0)
     await st.deployment("batch", 2)
     await create_hpa(st, "batch", spec)
-    await eventually(lambda: replicas_are(st, "batch", 0), timeout=10 * SYNC, what="zero")
-    cond = await eventually(lambda: hpa_condition(st, "batch", "ScaledToZero"), timeout=3 * SYNC)
+    await eventually(lambda: replicas_are(st, "batch", 0), timeout=WAIT, what="zero")
+    cond = await eventually(lambda: hpa_condition(st, "batch", "ScaledToZero"), timeout=WAIT)
     assert (cond["status"], cond["reason"]) == ("True", "ScaledToZero")
     await st.queue("native-batch", 30)  # 30 against 10 a pod: 3 replicas
-    await eventually(lambda: replicas_are(st, "batch", 3), timeout=10 * SYNC, what="wake up")
+    await eventually(lambda: replicas_are(st, "batch", 3), timeout=WAIT, what="wake up")
     cond = await hpa_condition(st, "batch", "ScaledToZero")
     assert (cond["status"], cond["reason"]) == ("False", "NotScaledToZero")
 
@@ -260,9 +262,7 @@ async def test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas(stack: S
                 "behavior": NO_WINDOW,
             },
         )
-        await eventually(
-            lambda: replicas_are(st, "legacy", 2), timeout=10 * SYNC, what="2 replicas"
-        )
+        await eventually(lambda: replicas_are(st, "legacy", 2), timeout=WAIT, what="2 replicas")
         cond = await hpa_condition(st, "legacy", "ScalingActive")
         assert cond["reason"] == "ValidMetricFound"
     st.prometheus.close()  # the adapter can no longer answer: the metric fails
@@ -271,7 +271,7 @@ async def test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas(stack: S
         cond = await hpa_condition(st, "legacy", "ScalingActive")
         return cond if cond.get("status") == "False" else None
 
-    cond = await eventually(failing, timeout=20 * SYNC, what="ScalingActive=False")
+    cond = await eventually(failing, timeout=WAIT, what="ScalingActive=False")
     assert cond["reason"] == "FailedGetPodsMetric"
     assert "unable to fetch metrics from custom metrics API" in cond["message"]
     await asyncio.sleep(3 * SYNC)

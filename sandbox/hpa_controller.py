@@ -24,8 +24,10 @@ from typing import Any
 
 from autoscaler.core import (
     ControllerOptions,
+    Decision,
     DocumentError,
     History,
+    Status,
     decide,
     parse_document,
     render_status,
@@ -141,67 +143,68 @@ class HorizontalController:
     # ---- one HPA -------------------------------------------------------------------------
 
     async def reconcile(self, hpa: Obj) -> None:
+        """One pass of `reconcileAutoscaler` for one HPA."""
         now = self.config.clock()
         ns = str(hpa["metadata"].get("namespace", ""))
-        spec, original = hpa.get("spec") or {}, dict(hpa.get("status") or {})
-        ref = spec.get("scaleTargetRef") or {}
+        original = dict(hpa.get("status") or {})
         try:
-            scale, scale_path = await self._get_scale(ns, ref)
+            scale, scale_path = await self._get_scale(ns, hpa["spec"].get("scaleTargetRef") or {})
         except CallError as err:
             await self._failed_get_scale(hpa, original, err.message, now)
             return
-        selector = str((scale.get("status") or {}).get("selector") or "")
-        metrics = list(spec.get("metrics") or [])
-        pods = await self._pods(ns, selector) if _needs_pods(metrics) else []
-        entries = await asyncio.gather(
-            *(self._metric_entry(ns, m, selector, pods) for m in metrics)
-        )
-        doc = {
-            "now": format_time(now),
-            "autoscaler": {"spec": spec, "status": _core_status(original)},
-            "scale": {
-                "spec": {"replicas": int((scale.get("spec") or {}).get("replicas") or 0)},
-                "status": {
-                    "replicas": int((scale.get("status") or {}).get("replicas") or 0),
-                    "selector": selector,
-                },
-            },
-            "pods": pods if isinstance(pods, list) else [],
-            "metrics": list(entries),
-        }
         try:
-            step = parse_document(doc)
+            step = parse_document(await self._document(hpa, ns, scale, now))
         except DocumentError as err:  # validation keeps these out; never crash on one
             await self._events.event(hpa, WARNING, "FailedComputeMetricsReplicas", str(err))
             return
+        history = self._history.get(_key(hpa))
         decision = decide(
-            step.spec,
-            step.status,
-            step.scale,
-            step.pods,
-            step.metrics,
-            self._history.get(_key(hpa)),
+            *(step.spec, step.status, step.scale, step.pods, step.metrics, history),
             now=step.now,
             options=self.config.options(),
         )
         await self._metric_events(hpa, decision.explanation, decision.compute_error)
-        status_model, history = decision.status, decision.history
-        if decision.rescale:
-            desired = decision.desired_replicas
-            reason = decision.rescale_reason
-            try:
-                body = {**scale, "spec": {**(scale.get("spec") or {}), "replicas": desired}}
-                await self._api.call("PUT", scale_path, body=body)
-            except CallError as err:
-                msg = f"New size: {desired}; reason: {reason}; error: {err.message}"
-                await self._events.event(hpa, WARNING, "FailedRescale", msg)
-                status_model, history = rescale_failed(decision, message=err.message)
-            else:
-                msg = f"New size: {desired}; reason: {reason}"
-                await self._events.event(hpa, NORMAL, "SuccessfulRescale", msg)
-                log.info("rescaled %s: %s", _key(hpa), msg)
-        self._history[_key(hpa)] = history
-        await self._update_status(hpa, original, render_status(status_model))
+        status, self._history[_key(hpa)] = await self._rescale(hpa, scale, scale_path, decision)
+        await self._update_status(hpa, original, render_status(status))
+
+    async def _document(self, hpa: Obj, ns: str, scale: Obj, now: datetime) -> Obj:
+        """The decision document: the scale, the pods and one entry per spec metric."""
+        spec = hpa.get("spec") or {}
+        selector = str((scale.get("status") or {}).get("selector") or "")
+        metrics = list(spec.get("metrics") or [])
+        pods = await self._pods(ns, selector) if _needs_pods(metrics) else []
+        entries = [await self._metric_entry(ns, m, selector, pods) for m in metrics]
+        replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+        seen = int((scale.get("status") or {}).get("replicas") or 0)
+        return {
+            "now": format_time(now),
+            "autoscaler": {"spec": spec, "status": _core_status(hpa.get("status") or {})},
+            "scale": {
+                "spec": {"replicas": replicas},
+                "status": {"replicas": seen, "selector": selector},
+            },
+            "pods": pods if isinstance(pods, list) else [],
+            "metrics": entries,
+        }
+
+    async def _rescale(
+        self, hpa: Obj, scale: Obj, path: str, decision: Decision
+    ) -> tuple[Status, History]:
+        """Write /scale when the decision says so; the status and history to keep."""
+        if not decision.rescale:
+            return decision.status, decision.history
+        desired, reason = decision.desired_replicas, decision.rescale_reason
+        body = {**scale, "spec": {**(scale.get("spec") or {}), "replicas": desired}}
+        try:
+            await self._api.call("PUT", path, body=body)
+        except CallError as err:
+            msg = f"New size: {desired}; reason: {reason}; error: {err.message}"
+            await self._events.event(hpa, WARNING, "FailedRescale", msg)
+            return rescale_failed(decision, message=err.message)
+        msg = f"New size: {desired}; reason: {reason}"
+        await self._events.event(hpa, NORMAL, "SuccessfulRescale", msg)
+        log.info("rescaled %s: %s", _key(hpa), msg)
+        return decision.status, decision.history
 
     async def _get_scale(self, ns: str, ref: Obj) -> tuple[Obj, str]:
         api_version, kind = str(ref.get("apiVersion") or ""), str(ref.get("kind", ""))
