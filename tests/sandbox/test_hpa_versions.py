@@ -298,3 +298,58 @@ async def test_kubectl_get_hpa_columns(sandbox, sandbox_http):
     assert "Deployment/web   12500m/10, cpu: 41%/60% + 1 more...   2         10        3" in text
     fresh = next(line for line in lines if line[0] == "fresh")
     assert fresh[1:7] == ["Deployment/web", "cpu:", "<unknown>/80%", "1", "10", "0"]
+
+
+async def test_behavior_survives_an_update_through_v1(sandbox_http):
+    behavior = {
+        "scaleUp": {"stabilizationWindowSeconds": 5, "tolerance": "50m"},
+        "scaleDown": {
+            "selectPolicy": "Min",
+            "policies": [{"type": "Pods", "value": 1, "periodSeconds": 30}],
+        },
+    }
+    await sandbox_http.request("POST", V2, json=hpa("b", metrics=[EXTERNAL], behavior=behavior))
+    _, before = await sandbox_http.request("GET", f"{V2}/b")
+    _, v1 = await sandbox_http.request("GET", f"{V1}/b")
+    v1["metadata"]["labels"] = {"touched": "yes"}
+    status, _ = await sandbox_http.request("PUT", f"{V1}/b", json=v1)
+    assert status == 200
+    _, after = await sandbox_http.request("GET", f"{V2}/b")
+    assert after["metadata"]["labels"] == {"touched": "yes"}
+    assert after["spec"]["behavior"] == before["spec"]["behavior"]
+    assert after["spec"]["behavior"]["scaleUp"]["tolerance"] == "50m"
+    assert after["spec"]["metrics"] == before["spec"]["metrics"]
+
+
+async def test_a_broken_round_trip_annotation_is_a_400_and_changes_nothing(sandbox_http):
+    await sandbox_http.request("POST", V2, json=hpa("keep", metrics=[EXTERNAL], minReplicas=0))
+    _, v1 = await sandbox_http.request("GET", f"{V1}/keep")
+    v1["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"] = "[{not json"
+    status, doc = await sandbox_http.request("PUT", f"{V1}/keep", json=v1)
+    assert status == 400
+    assert doc["kind"] == "Status"
+    _, v2 = await sandbox_http.request("GET", f"{V2}/keep")
+    assert v2["spec"]["metrics"] == [EXTERNAL]
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_kubectl_get_hpa_at_v1_shows_the_same_columns(sandbox, sandbox_http):
+    await sandbox_http.request("POST", V2, json=hpa("web", minReplicas=2, metrics=[PODS, CPU]))
+    rows = {}
+    for resource in ("hpa.v2.autoscaling", "hpa.v1.autoscaling"):
+        proc = await asyncio.create_subprocess_exec(
+            "kubectl",
+            "--kubeconfig",
+            str(sandbox.kubeconfig),
+            "get",
+            resource,
+            "web",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err
+        rows[resource] = out.decode().splitlines()[1].split()[:-1]  # all but AGE
+    assert rows["hpa.v1.autoscaling"] == rows["hpa.v2.autoscaling"]
+    assert rows["hpa.v2.autoscaling"][:2] == ["web", "Deployment/web"]
