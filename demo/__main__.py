@@ -31,8 +31,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="make demo",
         description="Run promscaler end to end on the local sandbox: Prometheus, the adapter "
-        "behind the sandbox's aggregation layer, the autoscaler, and a load shape against two "
-        "workloads. Ends with a PNG of load and replicas over time.",
+        "behind the sandbox's aggregation layer, and a load shape against two workloads: web "
+        "under a native HorizontalPodAutoscaler (the sandbox's kube-controller-manager HPA "
+        "controller reads our adapter), worker under a promscaler Autoscaler. Ends with a PNG "
+        "of load and replicas over time.",
     )
     parser.add_argument(
         "--out",
@@ -51,6 +53,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=float,
         default=2.0,
         help="seconds a new pod takes to become Ready in the sandbox",
+    )
+    parser.add_argument(
+        "--no-native-hpa",
+        dest="native_hpa",
+        action="store_false",
+        help="scale web with an Autoscaler too, instead of a native HorizontalPodAutoscaler "
+        "reconciled by the sandbox's kube-controller-manager HPA controller",
     )
     parser.add_argument(
         "--plain",
@@ -86,19 +95,24 @@ async def run(args: argparse.Namespace) -> None:
     view.note("starting Prometheus, the sandbox, the adapter and the autoscaler ...")
     sync_period = "2s" if args.speed < 2 else "1s"
     async with running_stack(
-        out / "run", pod_ready_delay=args.pod_ready_delay / args.speed, sync_period=sync_period
+        out / "run",
+        pod_ready_delay=args.pod_ready_delay / args.speed,
+        sync_period=sync_period,
+        hpa_controller=args.native_hpa,
     ) as (stack, info):
         admin = Rest.from_kubeconfig(stack.admin_kubeconfig)
         viewer = Rest.from_kubeconfig(out / "run" / "viewer.kubeconfig")
         try:
-            await set_up(admin, info, view, speed=args.speed)
+            await set_up(admin, info, view, speed=args.speed, native_web=args.native_hpa)
             await show_access(viewer, view)
-            samples = await play(admin, stack, info, view, speed=args.speed)
+            samples = await play(
+                admin, stack, info, view, speed=args.speed, native_web=args.native_hpa
+            )
         finally:
             await admin.close()
             await viewer.close()
     write_csv(samples, out / "demo.csv")
-    plot(samples, out / "demo.png")
+    plot(samples, out / "demo.png", native_web=args.native_hpa)
     view.done()
     for line in summary_lines(samples):
         print(line)
@@ -106,8 +120,10 @@ async def run(args: argparse.Namespace) -> None:
     print(f"timeline: {out / 'demo.csv'}")
 
 
-async def set_up(api: Rest, info: dict[str, Any], view: View, *, speed: float) -> None:
-    """Register the adapter, install the CRD, create the workloads and the Autoscalers."""
+async def set_up(
+    api: Rest, info: dict[str, Any], view: View, *, speed: float, native_web: bool
+) -> None:
+    """Register the adapter, install the CRD, create the workloads and what scales them."""
     for path, obj in manifests.registration(info["adapter_port"], info["ca_bundle"]):
         await api.create(path, obj)
     view.note("adapter registered: waiting for its APIServices to become Available ...")
@@ -131,9 +147,10 @@ async def set_up(api: Rest, info: dict[str, Any], view: View, *, speed: float) -
         await api.create(
             f"/apis/apps/v1/namespaces/{NS}/deployments", manifests.deployment(name, 1)
         )
-    for obj in manifests.autoscalers(speed=speed):
-        await api.create(f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers", obj)
-    view.note("workloads web and worker created, each with an Autoscaler")
+    for path, obj in manifests.autoscalers(speed=speed, native_web=native_web):
+        await api.create(path, obj)
+    web = "a native HorizontalPodAutoscaler" if native_web else "an Autoscaler"
+    view.note(f"workloads created: web under {web}, worker under an Autoscaler")
 
 
 async def show_access(viewer: Rest, view: View) -> None:
@@ -156,7 +173,7 @@ async def ready_pods(api: Rest, app: str) -> list[str]:
 
 
 async def play(
-    api: Rest, stack: Any, info: dict[str, Any], view: View, *, speed: float
+    api: Rest, stack: Any, info: dict[str, Any], view: View, *, speed: float, native_web: bool
 ) -> list[Sample]:
     """Play the load shape in real time, one tick a second, and record what happens."""
     counters: dict[str, float] = {}  # per-pod http_requests_total
@@ -181,7 +198,9 @@ async def play(
         labels = {"__name__": "queue_depth", "namespace": NS, "queue": "jobs"}
         series.append((labels, [(now, math.floor(depth))]))
         await remote_write(stack.prometheus.url, series)
-        sample = await observe(api, t * speed, load, depth, len(web_ready), len(worker_ready))
+        sample = await observe(
+            api, t * speed, load, depth, len(web_ready), len(worker_ready), native_web=native_web
+        )
         samples.append(sample)
         view.show(sample)
         await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - now_mono)))
@@ -189,15 +208,23 @@ async def play(
 
 
 async def observe(
-    api: Rest, t: float, load: Any, depth: float, web_ready: int, worker_ready: int
+    api: Rest,
+    t: float,
+    load: Any,
+    depth: float,
+    web_ready: int,
+    worker_ready: int,
+    *,
+    native_web: bool,
 ) -> Sample:
     deployments = {
         name: await api.get(f"/apis/apps/v1/namespaces/{NS}/deployments/{name}")
         for name in ("web", "worker")
     }
+    web_path = manifests.HPAS if native_web else manifests.AUTOSCALERS
     autoscalers = {
-        name: await api.get(f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers/{name}")
-        for name in ("web", "worker")
+        "web": await api.get(f"{web_path}/web"),
+        "worker": await api.get(f"{manifests.AUTOSCALERS}/worker"),
     }
     return Sample(
         t=round(t, 1),
@@ -217,7 +244,7 @@ async def observe(
 
 
 def current_metric(obj: dict[str, Any]) -> str:
-    """The first current metric value in an Autoscaler's status, as a Quantity string."""
+    """The first current metric value in an HPA's or Autoscaler's status (a Quantity)."""
     for metric in obj.get("status", {}).get("currentMetrics") or []:
         for source in metric.values():
             if isinstance(source, dict) and "current" in source:

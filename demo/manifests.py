@@ -173,13 +173,20 @@ def deployment(name: str, replicas: int) -> dict[str, Any]:
     }
 
 
-def autoscalers(*, speed: float) -> list[dict[str, Any]]:
-    """One Autoscaler per workload; windows shrink when the scenario plays faster."""
+HPAS = f"/apis/autoscaling/v2/namespaces/{NAMESPACE}/horizontalpodautoscalers"
+AUTOSCALERS = f"/apis/promscaler.dev/v1alpha1/namespaces/{NAMESPACE}/autoscalers"
+
+
+def autoscalers(*, speed: float, native_web: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    """(collection path, object) of what scales each workload: `web` under a native
+    autoscaling/v2 HPA (kube-controller-manager's controller; an Autoscaler when `native_web`
+    is False), `worker` under an Autoscaler. The same spec either way: the Autoscaler's spec is
+    the HPA's. Windows shrink when the scenario plays faster."""
     down_window = max(2, round(12 / speed))
     period = max(1, round(4 / speed))
     web = {
-        "apiVersion": "promscaler.dev/v1alpha1",
-        "kind": "Autoscaler",
+        "apiVersion": "autoscaling/v2" if native_web else "promscaler.dev/v1alpha1",
+        "kind": "HorizontalPodAutoscaler" if native_web else "Autoscaler",
         "metadata": {"name": "web", "namespace": NAMESPACE},
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
@@ -232,4 +239,4 @@ def autoscalers(*, speed: float) -> list[dict[str, Any]]:
             },
         },
     }
-    return [web, worker]
+    return [(HPAS if native_web else AUTOSCALERS, web), (AUTOSCALERS, worker)]

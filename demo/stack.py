@@ -1,6 +1,7 @@
 """Start the bundle as real processes, register it in the sandbox, and stop it all.
 
-Processes: a real Prometheus, `promscaler-sandbox serve` (the control plane),
+Processes: a real Prometheus, `promscaler-sandbox serve` (the control plane, with
+kube-controller-manager's HPA controller),
 `promscaler-adapter` (registered through APIServices, authentication and authorization on,
 delegated to the sandbox), and `promscaler-autoscaler run`. Each runs in its own process group
 and is stopped with SIGTERM (then SIGKILL) on the way out, whatever happened.
@@ -126,9 +127,10 @@ def write_kubeconfig(path: Path, *, server: str, ca_data: str, token: str, user:
 
 @contextlib.asynccontextmanager
 async def running_stack(
-    workdir: Path, *, pod_ready_delay: float, sync_period: str
+    workdir: Path, *, pod_ready_delay: float, sync_period: str, hpa_controller: bool = True
 ) -> AsyncIterator[tuple[Stack, dict[str, Any]]]:
-    """Start Prometheus, the sandbox, the adapter and the autoscaler; yield them; stop them."""
+    """Start Prometheus, the sandbox (with kube-controller-manager's HPA controller unless
+    `hpa_controller` is False), the adapter and the autoscaler; yield them; stop them."""
     workdir.mkdir(parents=True, exist_ok=True)
     prom_dir = workdir / "prometheus"
     prom_dir.mkdir(exist_ok=True)
@@ -147,6 +149,8 @@ async def running_stack(
                 "--config", str(workdir / "sandbox.yaml"),
                 "--dir", str(workdir / "sandbox"),
                 "--pod-ready-delay", str(pod_ready_delay),
+                *(["--hpa-controller", f"--horizontal-pod-autoscaler-sync-period={sync_period}"]
+                  if hpa_controller else []),
             ],
         )  # fmt: skip
         await wait_for(admin, timeout=20, proc=sandbox)

@@ -57,8 +57,9 @@ def summary_lines(samples: list[Sample]) -> list[str]:
     ]
 
 
-def plot(samples: list[Sample], path: Path) -> None:
+def plot(samples: list[Sample], path: Path, *, native_web: bool = True) -> None:
     """Load and replicas over time, one panel per workload, as a PNG."""
+    web_by = "native HorizontalPodAutoscaler" if native_web else "promscaler Autoscaler"
     import matplotlib
 
     matplotlib.use("Agg")
@@ -66,7 +67,9 @@ def plot(samples: list[Sample], path: Path) -> None:
 
     t = [s.t for s in samples]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
-    fig.suptitle("promscaler demo: load and replicas over time")
+    fig.suptitle(
+        "promscaler demo: one adapter, two consumers (native HPA for web, Autoscaler for worker)"
+    )
 
     top.plot(t, [s.web_rps for s in samples], color="tab:blue", label="web load (req/s)")
     top.set_ylabel("requests / s", color="tab:blue")
@@ -87,7 +90,7 @@ def plot(samples: list[Sample], path: Path) -> None:
         label="web pods ready",
     )
     top_r.set_ylabel("replicas", color="tab:red")
-    top.set_title("web: Pods metric http_requests_per_second, target 20 per pod")
+    top.set_title(f"web: {web_by}, Pods metric http_requests_per_second, target 20 per pod")
     _legend(top, top_r)
 
     bottom.plot(t, [s.arrivals for s in samples], color="tab:green", label="arrivals (items/s)")
@@ -104,7 +107,9 @@ def plot(samples: list[Sample], path: Path) -> None:
         label="worker replicas (desired)",
     )
     bottom_r.set_ylabel("replicas", color="tab:red")
-    bottom.set_title("worker: External metric queue_depth, 10 per replica, minReplicas 0")
+    bottom.set_title(
+        "worker: promscaler Autoscaler, External metric queue_depth, 10 per replica, minReplicas 0"
+    )
     bottom.set_xlabel("seconds")
     _legend(bottom, bottom_r)
 

@@ -41,7 +41,15 @@ from tests.adapter.stack import make_stack, series
 from tests.support.prometheus import remote_write
 from tests.support.sandbox import SandboxHttp
 
-pytestmark = [pytest.mark.e2e, pytest.mark.kubectl, pytest.mark.prometheus]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.kubectl,
+    pytest.mark.prometheus,
+    pytest.mark.sandbox_only(
+        "its own token policy, client and request-header CAs it issues and rotates, and the"
+        " adapter started in-process against it"
+    ),
+]
 
 CM = "/apis/custom.metrics.k8s.io/v1beta2"
 EM = "/apis/external.metrics.k8s.io/v1beta1"

@@ -33,6 +33,7 @@ async def event(st: Stack, name: str, reason: str):
     return [e for e in await st.events(name) if e["reason"] == reason]
 
 
+@pytest.mark.sandbox_only("a Prometheus the test can stop and restart (the sandbox stack's)")
 async def test_prometheus_outage_holds_replicas_and_scaling_resumes(stack: Stack):
     st = stack
     if st.prometheus is None:

@@ -314,6 +314,9 @@ async def test_object_metric_scales_a_deployment_and_puts_it_to_sleep(stack: Sta
         assert cond["status"] == "True"
 
 
+@pytest.mark.sandbox_only(
+    "the stand-in metrics-server that sets each pod's CPU usage (tests/controller/podmetrics.py)"
+)
 async def test_cpu_utilization_from_the_resource_metrics_api(stack: Stack):
     """metrics.k8s.io comes from a stand-in metrics-server (tests/controller/podmetrics.py)."""
     if stack.prometheus is None:

@@ -17,7 +17,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = [pytest.mark.e2e, pytest.mark.prometheus, pytest.mark.timeout(240)]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.prometheus,
+    pytest.mark.timeout(240),
+    pytest.mark.sandbox_only("the demo starts its own sandbox, Prometheus and adapter processes"),
+]
 
 
 def path_of(output: str, name: str) -> list[int]:

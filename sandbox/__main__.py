@@ -12,7 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from autoscaler.core.fields import DocumentError, duration_ns
 from sandbox.auth import PolicyError, parse_policy
+from sandbox.hpa_controller import HpaControllerConfig
 from sandbox.server import Sandbox, SandboxConfig
 
 
@@ -49,7 +51,63 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--admin-token", metavar="TOKEN", help="the admin's bearer token (default: random)"
     )
+    _hpa_flags(serve)
     return parser
+
+
+def _duration(text: str) -> float:
+    """A Go duration (`15s`, `5m0s`, `1m30s`) in seconds, as kube-controller-manager takes it."""
+    try:
+        seconds = duration_ns(text, "duration") / 1e9
+    except DocumentError as err:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: {err}") from err
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r}: must not be negative")
+    return seconds
+
+
+def _hpa_flags(serve: argparse.ArgumentParser) -> None:
+    group = serve.add_argument_group(
+        "HPA controller",
+        "kube-controller-manager's HorizontalPodAutoscaler controller, under its own flag names"
+        " (sandbox only: it reconciles autoscaling/v2 HPAs as that controller does)",
+    )
+    group.add_argument(
+        "--hpa-controller", action="store_true", help="run the HPA controller (default: off)"
+    )
+    flags = (
+        ("sync-period", "15s", "how often every HPA is reconciled"),
+        ("downscale-stabilization", "5m0s", "scale-down stabilization window without behavior"),
+        ("cpu-initialization-period", "5m0s", "how long after start a pod's CPU may be skipped"),
+        ("initial-readiness-delay", "30s", "how long after start readiness changes are ignored"),
+    )
+    for name, default, what in flags:
+        group.add_argument(
+            f"--horizontal-pod-autoscaler-{name}",
+            type=_duration,
+            default=_duration(default),
+            metavar="DURATION",
+            help=f"{what} (Go duration; default {default})",
+        )
+    group.add_argument(
+        "--horizontal-pod-autoscaler-tolerance",
+        type=float,
+        default=0.1,
+        metavar="RATIO",
+        help="the usage ratio's distance from 1.0 below which nothing scales (default 0.1)",
+    )
+
+
+def _hpa_config(args: argparse.Namespace) -> HpaControllerConfig | None:
+    if not args.hpa_controller:
+        return None
+    return HpaControllerConfig(
+        sync_period=args.horizontal_pod_autoscaler_sync_period,
+        tolerance=args.horizontal_pod_autoscaler_tolerance,
+        downscale_stabilization=args.horizontal_pod_autoscaler_downscale_stabilization,
+        cpu_initialization_period=args.horizontal_pod_autoscaler_cpu_initialization_period,
+        initial_readiness_delay=args.horizontal_pod_autoscaler_initial_readiness_delay,
+    )
 
 
 async def _serve(config: SandboxConfig) -> None:
@@ -76,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, yaml.YAMLError, PolicyError) as err:
             print(f"promscaler-sandbox: --config {args.config}: {err}", file=sys.stderr)
             return 2
+    if args.hpa_controller and args.horizontal_pod_autoscaler_sync_period <= 0:
+        print(
+            "promscaler-sandbox: --horizontal-pod-autoscaler-sync-period: must be > 0",
+            file=sys.stderr,
+        )
+        return 2
     directory = args.dir or args.kubeconfig.resolve().parent / "sandbox-pki"
     config = SandboxConfig(
         port=args.port,
@@ -84,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         policy=policy,
         pod_ready_delay=args.pod_ready_delay,
         admin_token=args.admin_token,
+        hpa_controller=_hpa_config(args),
     )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(config))

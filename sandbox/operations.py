@@ -18,7 +18,7 @@ import yaml
 
 from common.kubetime import format_time
 from common.selectors import FieldRequirement, Selector
-from sandbox import errors, events, strategies
+from sandbox import errors, events, hpa_convert, strategies
 from sandbox.errors import ApiError
 from sandbox.patch import PatchError, json_patch, merge_patch, strategic_merge
 from sandbox.resources import ResourceType
@@ -26,6 +26,7 @@ from sandbox.store import Obj, Store
 
 NAMESPACES = ("", "namespaces")
 EVENTS = ("", "events")
+HPAS = ("autoscaling", "horizontalpodautoscalers")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # upstream's utilrand alphabet (no vowels)
 # types whose DELETE answers with the deleted object rather than a Status (ReturnDeletedObject)
 _RETURNS_OBJECT = {("", "pods"), ("", "services"), ("", "namespaces")}
@@ -58,6 +59,8 @@ class Api:
         """The object as served at `rt`'s version (CRDs may serve several)."""
         if rt.storage == EVENTS and rt.group == "events.k8s.io":
             return events.from_core(obj)
+        if rt.key == HPAS:
+            return hpa_convert.served(rt.version, obj)
         if obj.get("apiVersion") == rt.api_version:
             return obj
         return {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
@@ -162,6 +165,8 @@ class Api:
             meta.pop("namespace", None)
         if rt.storage == EVENTS and rt.group == "events.k8s.io":
             obj = events.to_core(obj)
+        if rt.key == HPAS:
+            obj = hpa_convert.decoded(rt.version, obj)
         return obj
 
     def _validate(self, rt: ResourceType, obj: Obj) -> None:

@@ -90,6 +90,60 @@ def _workload(plural: str, kind: str, short: str) -> ResourceType:
     )
 
 
+def _hpa(version: str) -> ResourceType:
+    # one stored autoscaling/v2 object, served at v1 with upstream's conversion (hpa_convert)
+    return ResourceType(
+        "autoscaling",
+        version,
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        True,
+        short_names=("hpa",),
+        categories=("all",),
+        status_subresource=True,
+    )
+
+
+# the kinds users' rules touch beyond the workloads (defaults and validation: sandbox.kinds)
+KINDS: tuple[ResourceType, ...] = (
+    ResourceType(
+        "networking.k8s.io",
+        "v1",
+        "ingresses",
+        "Ingress",
+        True,
+        short_names=("ing",),
+        status_subresource=True,
+    ),
+    _core(
+        "persistentvolumes",
+        "PersistentVolume",
+        namespaced=False,
+        short_names=("pv",),
+        status_subresource=True,
+    ),
+    _core(
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        short_names=("pvc",),
+        status_subresource=True,
+    ),
+    ResourceType("batch", "v1", "jobs", "Job", True, categories=("all",), status_subresource=True),
+    # no /scale: upstream serves none for daemonsets
+    ResourceType(
+        "apps",
+        "v1",
+        "daemonsets",
+        "DaemonSet",
+        True,
+        short_names=("ds",),
+        categories=("all",),
+        status_subresource=True,
+    ),
+    _hpa("v2"),
+    _hpa("v1"),
+)
+
 BUILTIN: tuple[ResourceType, ...] = (
     _core(
         "namespaces",
@@ -151,6 +205,7 @@ BUILTIN: tuple[ResourceType, ...] = (
     _workload("statefulsets", "StatefulSet", "sts"),
     _workload("replicasets", "ReplicaSet", "rs"),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True),
+    *KINDS,
     # stored and served only: the sandbox authorizes from its own policy, not from RBAC objects
     ResourceType("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     ResourceType("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
@@ -225,6 +280,8 @@ GROUP_ORDER = (
     "authentication.k8s.io",
     "authorization.k8s.io",
     "autoscaling",
+    "batch",
+    "networking.k8s.io",
     "coordination.k8s.io",
     "discovery.k8s.io",
     "rbac.authorization.k8s.io",

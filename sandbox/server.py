@@ -19,12 +19,13 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sandbox import discovery, errors, openapi
+from sandbox import discovery, errors, hpa_identity, openapi
 from sandbox.aggregator import Aggregator, seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
 from sandbox.certs import CertKey, issue, make_ca
 from sandbox.crds import Crds
+from sandbox.hpa_controller import HorizontalController, HpaControllerConfig
 from sandbox.operations import Api
 from sandbox.requestinfo import RequestInfo, parse
 from sandbox.resources import Registry
@@ -60,6 +61,8 @@ class SandboxConfig:
     )
     history: int = 10_000  # changes kept for resuming watches; older resourceVersions get 410
     availability_interval: float = 5.0  # seconds between APIService availability checks
+    # kube-controller-manager's HPA controller (`serve --hpa-controller`); None: not running
+    hpa_controller: HpaControllerConfig | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
 
 
@@ -119,6 +122,10 @@ class Sandbox:
         self.admin_token = self.config.admin_token or secrets.token_urlsafe(24)
         base = self.config.policy or Policy()
         self.policy = base.with_user(self.admin_token, User(ADMIN, ("system:masters",)))
+        self._hpa_token = secrets.token_urlsafe(24)  # the HPA controller's service account
+        if self.config.hpa_controller is not None:
+            self.policy = hpa_identity.with_controller(self.policy, self._hpa_token)
+        self.hpa_controller: HorizontalController | None = None
         self.store = Store(history=self.config.history)
         self.registry = Registry()
         self.api = Api(self.store, clock=self.config.clock)
@@ -175,12 +182,23 @@ class Sandbox:
             self.api, self.registry, self.pki, interval=self.config.availability_interval
         )
         self.aggregator.start()
+        if self.config.hpa_controller is not None:
+            self.hpa_controller = HorizontalController(
+                self.config.hpa_controller,
+                url=self.url,
+                ca_file=self.ca_file,
+                token=self._hpa_token,
+            )
+            self.hpa_controller.start()
         self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
         self.kubeconfig.write_text(yaml.safe_dump(self.kubeconfig_document()))
         self.kubeconfig.chmod(0o600)
 
     async def stop(self) -> None:
         """Stop serving and the controllers; safe to call more than once."""
+        if self.hpa_controller:
+            await self.hpa_controller.stop()
+            self.hpa_controller = None
         if self.aggregator:
             await self.aggregator.stop()
             self.aggregator = None
@@ -201,6 +219,8 @@ class Sandbox:
             self.api.create(ns, "", {"metadata": {"name": name}})
         self._publish_authentication()
         seed_local_apiservices(self.api, self.registry)
+        if self.config.hpa_controller is not None:
+            hpa_identity.seed(self.api, self.registry)
 
     def _publish_authentication(self) -> None:
         assert self.pki is not None

@@ -15,7 +15,7 @@ from common.selectors import (
     validate_label_key,
     validate_label_value,
 )
-from sandbox import schema
+from sandbox import kinds, schema
 from sandbox.resources import ResourceType
 
 Cause = tuple[str, str, str]
@@ -42,6 +42,7 @@ def has_generation(rt: ResourceType) -> bool:
     return (
         rt.custom
         or rt.key in WORKLOADS
+        or rt.key in kinds.WITH_GENERATION
         or rt.key
         in {
             ("apiextensions.k8s.io", "customresourcedefinitions"),
@@ -241,6 +242,8 @@ def validate(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         causes += _containers(obj.get("spec"), "spec")
     elif rt.key in WORKLOADS:
         causes += _workload(obj)
+    elif rt.key in kinds.KEYS:
+        causes += kinds.validate(rt.key, obj)
     elif rt.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         causes += _crd(obj)
     elif rt.key == ("apiregistration.k8s.io", "apiservices"):
@@ -317,6 +320,8 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any], *, cluster_ip: str) ->
         obj["status"] = {"loadBalancer": {}}
     elif key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
+    elif key in kinds.KEYS:
+        obj = kinds.prepare(key, obj, now=obj["metadata"].get("creationTimestamp", ""))
     return obj
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from common.kubetime import parse_time
+from sandbox import hpa_printer
 from sandbox.resources import ResourceType
 from sandbox.store import Obj
 
@@ -67,6 +68,7 @@ _EXTRA: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
         [{"name": "Ready", "type": "string", "format": "", "description": "", "priority": 0}],
         _workload_cells,
     ),
+    ("autoscaling", "horizontalpodautoscalers"): (hpa_printer.COLUMNS, hpa_printer.cells),
 }
 
 

@@ -31,6 +31,7 @@ from sandbox.prometheus import PrometheusServer, free_port, remote_write
 ROOT = Path(__file__).parents[2]
 CRD = ROOT / "charts/promscaler/crds/autoscalers.promscaler.dev.yaml"
 AUTOSCALERS = "/apis/promscaler.dev/v1alpha1"
+HPA_SYNC_PERIOD = 1.0  # seconds: the sandbox's HPA controller (a real cluster's: 15 s)
 RULES = """
 rules:
 - seriesQuery: 'e2e_requests_per_pod{namespace!="",pod!=""}'
@@ -328,6 +329,7 @@ async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
                 await kube.request("DELETE", f"/api/v1/namespaces/{ns}")
             await kube.close()
         return
+    from sandbox.hpa_controller import HpaControllerConfig
     from sandbox.server import Sandbox, SandboxConfig
 
     (tmp / "prometheus").mkdir(exist_ok=True)
@@ -335,7 +337,10 @@ async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
     prom.start()
     adapter = None
     try:
-        async with Sandbox(SandboxConfig(pod_ready_delay=0.2, availability_interval=0.5)) as sb:
+        # kube-controller-manager's HPA controller, as a real cluster has it (1 s syncs)
+        hpa = HpaControllerConfig(sync_period=HPA_SYNC_PERIOD)
+        config = SandboxConfig(pod_ready_delay=0.2, availability_interval=0.5, hpa_controller=hpa)
+        async with Sandbox(config) as sb:
             kube = await connect(str(sb.kubeconfig))
             try:
                 adapter, port = _start_adapter(

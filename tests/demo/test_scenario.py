@@ -60,3 +60,20 @@ def test_plain_view_prints_conditions_when_they_change(capsys):
         "web conditions: AbleToScale(ReadyForNewScale)",
         "web conditions: AbleToScale(SucceededRescale)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("native", "web_kind", "web_path"),
+    [
+        pytest.param(True, "HorizontalPodAutoscaler", "/apis/autoscaling/v2/", id="native-hpa"),
+        pytest.param(False, "Autoscaler", "/apis/promscaler.dev/v1alpha1/", id="no-native-hpa"),
+    ],
+)
+def test_web_is_under_a_native_hpa_unless_asked_otherwise(native, web_kind, web_path):
+    from demo.manifests import autoscalers
+
+    (path, web), (worker_path, worker) = autoscalers(speed=1, native_web=native)
+    assert (web["kind"], web["metadata"]["name"]) == (web_kind, "web")
+    assert path.startswith(web_path)
+    assert (worker["kind"], worker_path.split("/")[2]) == ("Autoscaler", "promscaler.dev")
+    assert web["spec"]["metrics"][0]["pods"]["metric"]["name"] == "http_requests_per_second"

@@ -190,7 +190,12 @@ async def test_get_raw_and_api_resources(kubectl):
         "endpointslices",
     } <= rows
     _, out, _ = await kubectl("api-resources", "--api-group=apps", "-o", "name")
-    assert out.split() == ["deployments.apps", "replicasets.apps", "statefulsets.apps"]
+    assert out.split() == [
+        "daemonsets.apps",
+        "deployments.apps",
+        "replicasets.apps",
+        "statefulsets.apps",
+    ]
 
 
 async def test_crd_then_custom_resource(kubectl):
