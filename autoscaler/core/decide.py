@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from autoscaler.core.behavior import store_scale_event
-from autoscaler.core.calculators import Context, MetricFailure, Proposal, propose
+from autoscaler.core.calculators import MetricFailure
 from autoscaler.core.conditions import (
     ABLE_TO_SCALE,
     FALSE,
@@ -22,6 +22,7 @@ from autoscaler.core.conditions import (
     TRUE,
     Conditions,
 )
+from autoscaler.core.measure import Outcome, measure, selector_problem
 from autoscaler.core.model import (
     DEFAULT_OPTIONS,
     EMPTY_HISTORY,
@@ -34,12 +35,11 @@ from autoscaler.core.model import (
     Pod,
     Recommendation,
     Scale,
+    Shape,
     Spec,
     Status,
 )
 from autoscaler.core.normalize import normalize_with_behavior, normalize_without_behavior
-from autoscaler.core.tolerances import tolerances_for
-from common.selectors import SelectorError, parse_selector
 
 __all__ = ["decide", "rescale_failed"]
 
@@ -63,6 +63,8 @@ def decide(
     *,
     now: int,
     options: ControllerOptions = DEFAULT_OPTIONS,
+    outcomes: Sequence[Outcome] | None = None,
+    shape: Shape | None = None,
 ) -> Decision:
     """Decide one step for one autoscaler.
 
@@ -74,6 +76,8 @@ def decide(
     history: the controller's memory from the previous step (None on the first pass).
     now: the instant of this step, integer nanoseconds since the Unix epoch.
     options: kube-controller-manager flags and gates.
+    outcomes: the metrics already measured (`measure.measure`), to reuse instead of measuring.
+    shape: the controls' hold on the recommendation (None: upstream's decision, bit for bit).
 
     Pure: reads no clock, mutates nothing; raises ValueError only when `metrics` does not match
     `spec.metrics` in length.
@@ -99,6 +103,8 @@ def decide(
             break
     stz = conds.first(SCALED_TO_ZERO)
     scaled_to_zero = gate and stz is not None and stz.status == TRUE
+    if shape is not None and shape.asleep_at_zero:
+        scaled_to_zero = gate  # activation: a target at 0 is asleep, never "disabled"
     lines: list[str] = []
     statuses: tuple[dict[str, object], ...] = ()
     rescale_reason = ""
@@ -146,12 +152,14 @@ def decide(
     else:
         try:
             metric_desired, metric_name, statuses, compute_error = _compute(
-                spec, scale, pods, metrics, conds, lines, now=now, options=options
+                spec, scale, pods, metrics, conds, lines, now=now, options=options, given=outcomes
             )
         except _Failed as failed:
             lines.append("no scaling: " + failed.error)
             return _failed(conds, status, hist, current, failed, lines)
         desired = max(0, metric_desired)
+        if shape is not None:
+            desired = _shaped(shape, desired, lines)
         if desired > current:
             rescale_reason = f"{metric_name} above target"
         elif desired < current:
@@ -220,33 +228,30 @@ def _compute(
     *,
     now: int,
     options: ControllerOptions,
+    given: Sequence[Outcome] | None,
 ) -> tuple[int, str, tuple[dict[str, object], ...], str | None]:
     """computeReplicasForMetrics: the max of valid proposals, and the invalid-metric rule."""
     if scale.selector == "":
         conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", MESSAGES["InvalidSelectorMissing"])
         raise _Failed("selector is required", ())
-    problem = _selector_problem(scale.selector)
+    problem = selector_problem(scale.selector)
     if problem is not None:
         msg = f"couldn't convert selector into a corresponding internal selector object: {problem}"
         conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", msg)
         raise _Failed(msg, ())
-    ctx = Context(
-        pods,
-        now,
-        options,
-        tolerances_for(spec, options),
-        scale.spec_replicas,
-        scale.status_replicas,
+    outcomes = (
+        given
+        if given is not None
+        else measure(spec, scale, pods, metrics, now=now, options=options)
     )
     replicas = 0
     name = ""
     invalid = 0
     first: MetricFailure | None = None
     statuses: list[dict[str, object]] = []
-    for i, (metric_spec, data) in enumerate(zip(spec.metrics, metrics, strict=True)):
-        try:
-            proposal: Proposal = propose(ctx, metric_spec, data)
-        except MetricFailure as failure:
+    for i, proposal in enumerate(outcomes):
+        if isinstance(proposal, MetricFailure):
+            failure = proposal
             invalid += 1
             first = first or failure
             statuses.append({"type": ""})  # upstream leaves a failed metric's status slot empty
@@ -284,21 +289,15 @@ def _compute(
     return replicas, name, result, error
 
 
-_SELECTORS: dict[str, str | None] = {}
-
-
-def _selector_problem(text: str) -> str | None:
-    """Why a scale's selector does not parse, or None; memoized (targets keep their selector)."""
-    if text in _SELECTORS:
-        return _SELECTORS[text]
-    try:
-        parse_selector(text)
-        problem = None
-    except SelectorError as e:
-        problem = str(e)
-    if len(_SELECTORS) < 4096:
-        _SELECTORS[text] = problem
-    return problem
+def _shaped(shape: Shape, desired: int, lines: list[str]) -> int:
+    """The controls' floor and ceiling on the metrics' recommendation (before normalization)."""
+    shaped = max(desired, shape.floor)
+    if shape.ceiling is not None:
+        shaped = min(shaped, shape.ceiling)
+    lines.extend(shape.lines)
+    if shaped != desired:
+        lines.append(f"the controls make the recommendation {shaped} instead of {desired}")
+    return shaped
 
 
 def _failed(
