@@ -10,7 +10,7 @@ from autoscaler.core.behavior import store_scale_event
 from autoscaler.core.conditions import ABLE_TO_SCALE, FALSE, SCALED_TO_ZERO, TRUE, Conditions
 from autoscaler.core.model import Decision, History, Spec, Status
 
-__all__ = ["Failed", "failed", "finish", "rescale_failed"]
+__all__ = ["Failed", "failed", "finish", "rescale_failed", "unwritten"]
 
 
 class Failed(Exception):
@@ -146,3 +146,26 @@ def rescale_failed(decision: Decision, *, message: str) -> tuple[Status, History
         conds.snapshot(),
     )
     return status, decision.failed_update_history or decision.history
+
+
+def unwritten(decision: Decision) -> Decision:
+    """The decision as if its /scale write were not made (pause, conflicts): what it would do
+    stays in desiredReplicas; no scale event is stored, lastScaleTime and the conditions are
+    those from before the rescale."""
+    if not decision.rescale or decision.previous_status is None:
+        return decision
+    status = Status(
+        decision.status.current_replicas,
+        decision.desired_replicas,
+        decision.previous_status.last_scale_time,
+        decision.status.current_metrics,
+        decision.pre_rescale_conditions,
+    )
+    return replace(
+        decision,
+        rescale=False,
+        status=status,
+        history=decision.failed_update_history or decision.history,
+        rescale_reason="",
+        pre_rescale_conditions=(),
+    )

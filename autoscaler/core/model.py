@@ -250,9 +250,11 @@ class MetricItems:
 
 @dataclass(frozen=True, slots=True)
 class MetricError:
-    """The metric could not be fetched; `message` says why."""
+    """The metric could not be fetched; `message` says why, `reason` is an optional short
+    cause from the controller (Unavailable, NotFound, ...) kept in the controls' health."""
 
     message: str
+    reason: str = ""
 
 
 MetricInput = ResourceMetrics | MetricItems | MetricError
