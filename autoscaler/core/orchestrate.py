@@ -208,9 +208,15 @@ def _condition(conditions: Sequence[Condition], type_: str, field: str) -> str |
 def _fallback_condition(
     conds: Conditions, health: Sequence[MetricHealth], *, in_fallback: bool
 ) -> None:
+    """True/MetricsFailing in fallback; False/MetricsRecovered once it has been, else
+    False/MetricsHealthy."""
     if in_fallback:
         names = ", ".join(f"metrics[{h.index}] {h.name}" for h in health if h.fallback)
         conds.set(FALLBACK, TRUE, "MetricsFailing", f"in fallback: {names}")
+        return
+    old = conds.first(FALLBACK)
+    if old is not None and old.reason in ("MetricsFailing", "MetricsRecovered"):
+        conds.set(FALLBACK, FALSE, "MetricsRecovered", "the metrics recovered from fallback")
     else:
         conds.set(FALLBACK, FALSE, "MetricsHealthy", "no metric is in fallback")
 
