@@ -9,7 +9,7 @@ missing ), unterminated subpattern`. Regexes, templates and durations are compil
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,6 +20,15 @@ from adapter.rules.errors import RuleError, TemplateError
 from adapter.rules.matchers import is_label_name
 from adapter.rules.regexes import compile_re2
 from adapter.rules.templating import Template, compile_template
+from adapter.rules.yamlfields import (
+    ANY_KEYS,
+    Place,
+    StrictLoader,
+    boolean,
+    mapping,
+    sequence,
+    string,
+)
 
 __all__ = [
     "QUERY_FIELDS",
@@ -133,139 +142,30 @@ class RulesConfig:
         return tuple(r for r in self.rules + self.external_rules if r.series_query == series_query)
 
 
-# ---- YAML with duplicate-key detection ----------------------------------------------------------
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys (as the peer's UnmarshalStrict does)."""
-
-
-def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-class _Scalar(str):
-    """A plain scalar YAML would type (int, float, bool, timestamp), kept as its text: the
-    peer's yaml.v2 fills string fields with the scalar's text (`as: 2xx`, `matches: 123`)."""
-
-    tag: str = ""
-
-
-def _text_scalar(loader: _StrictLoader, node: yaml.ScalarNode) -> _Scalar:
-    scalar = _Scalar(loader.construct_scalar(node))
-    scalar.tag = node.tag
-    return scalar
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
-for _tag in ("bool", "int", "float", "timestamp"):
-    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _text_scalar)
-_TRUE = frozenset({"true", "yes", "on"})  # YAML 1.1 booleans, as yaml.v2 reads them
-
-
-def _boolean(value: Any, place: _Place, default: bool) -> bool:
-    if value is None:
-        return default
-    if isinstance(value, _Scalar) and value.tag.endswith(":bool"):
-        return value.lower() in _TRUE
-    raise place.error(f"must be true or false, not {_type_name(value)}")
-
-
 # ---- validation --------------------------------------------------------------------------------
 
 
-class _Place:
-    """A position in the document, for messages: `config: rules[3].name`."""
-
-    def __init__(self, source: str, rel: str = "") -> None:
-        self.source = source
-        self.rel = rel
-
-    @property
-    def path(self) -> str:
-        return f"{self.source}: {self.rel}" if self.rel else self.source
-
-    def __truediv__(self, key: str | int) -> _Place:
-        if isinstance(key, int):
-            return _Place(self.source, f"{self.rel}[{key}]")
-        return _Place(self.source, f"{self.rel}.{key}" if self.rel else key)
-
-    def error(self, problem: str) -> RuleError:
-        return RuleError(self.path, problem)
-
-
-def _mapping(value: Any, place: _Place, allowed: frozenset[str]) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise place.error(f"must be a mapping, not {_type_name(value)}")
-    for key in value:
-        if key not in allowed:
-            raise (place / str(key)).error(
-                f"unknown key {key!r} (allowed: {', '.join(sorted(allowed))})"
-            )
-    return value
-
-
-def _string(value: Any, place: _Place, *, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise place.error(f"must be a string, not {_type_name(value)}")
-    if required and not value.strip():
-        raise place.error("is required and must not be empty")
-    return str(value)
-
-
-def _list(value: Any, place: _Place) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise place.error(f"must be a list, not {_type_name(value)}")
-    return value
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, _Scalar):
-        return {"bool": "a boolean", "timestamp": "a timestamp"}.get(
-            value.tag.rpartition(":")[2], "a number"
-        )
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return "a string" if isinstance(value, str) else "null"
-
-
-def _regex(value: Any, place: _Place) -> re.Pattern[str]:
-    text = _string(value, place, required=True)
+def _regex(value: Any, place: Place) -> re.Pattern[str]:
+    text = string(value, place, required=True)
     try:
         return compile_re2(text)
     except ValueError as err:
         raise place.error(f'invalid regular expression "{text}": {err}') from err
 
 
-def _template(value: Any, place: _Place, fields: frozenset[str]) -> Template:
-    text = _string(value, place, required=True)
+def _template(value: Any, place: Place, fields: frozenset[str]) -> Template:
+    text = string(value, place, required=True)
     try:
         return compile_template(text, fields=fields)
     except TemplateError as err:
         raise place.error(f"invalid template: {err}") from err
 
 
-def _filters(value: Any, place: _Place) -> tuple[SeriesFilter, ...]:
+def _filters(value: Any, place: Place) -> tuple[SeriesFilter, ...]:
     filters = []
-    for index, entry in enumerate(_list(value, place)):
+    for index, entry in enumerate(sequence(value, place)):
         at = place / index
-        entry = _mapping(entry, at, frozenset({"is", "isNot"}))
+        entry = mapping(entry, at, frozenset({"is", "isNot"}))
         keys = [key for key in ("is", "isNot") if entry.get(key) not in (None, "")]
         if len(keys) != 1:
             both = "cannot have both an `is` and an `isNot` expression in a single filter"
@@ -274,40 +174,32 @@ def _filters(value: Any, place: _Place) -> tuple[SeriesFilter, ...]:
     return tuple(filters)
 
 
-def _resources(value: Any, place: _Place) -> ResourceMapping:
-    raw = _mapping(value, place, frozenset({"template", "overrides", "namespaced"}))
+def _resources(value: Any, place: Place) -> ResourceMapping:
+    raw = mapping(value, place, frozenset({"template", "overrides", "namespaced"}))
     template = None
     if raw.get("template") not in (None, ""):
         template = _template(raw["template"], place / "template", RESOURCE_FIELDS)
         if "Resource" not in template.source:
             raise (place / "template").error("must include at least <<.Resource>>")
     overrides = []
-    for label, target in _mapping(raw.get("overrides"), place / "overrides", _ANY).items():
+    for label, target in mapping(raw.get("overrides"), place / "overrides", ANY_KEYS).items():
         at = place / "overrides" / str(label)
         if not isinstance(label, str) or not is_label_name(label):
             raise at.error(f"{label!r} is not a Prometheus label name")
-        target = _mapping(target, at, frozenset({"group", "resource"}))
-        group = _string(target.get("group"), at / "group")
-        resource = _string(target.get("resource"), at / "resource", required=True)
+        target = mapping(target, at, frozenset({"group", "resource"}))
+        group = string(target.get("group"), at / "group")
+        resource = string(target.get("resource"), at / "resource", required=True)
         overrides.append(ResourceOverride(str(label), group, resource))
-    namespaced = _boolean(raw.get("namespaced"), place / "namespaced", True)
+    namespaced = boolean(raw.get("namespaced"), place / "namespaced", True)
     return ResourceMapping(tuple(overrides), template, namespaced)
 
 
-class _AnyKeys(frozenset[str]):
-    def __contains__(self, key: object) -> bool:
-        return True
-
-
-_ANY = _AnyKeys()
-
-
-def _name(value: Any, place: _Place) -> NameMapping:
-    raw = _mapping(value, place, frozenset({"matches", "as"}))
+def _name(value: Any, place: Place) -> NameMapping:
+    raw = mapping(value, place, frozenset({"matches", "as"}))
     matches = _MATCH_ALL
     if raw.get("matches") not in (None, ""):
         matches = _regex(raw["matches"], place / "matches")
-    as_ = _string(raw.get("as"), place / "as")
+    as_ = string(raw.get("as"), place / "as")
     if not as_:
         if matches.groups > 1:
             raise (place / "as").error(
@@ -320,14 +212,14 @@ def _name(value: Any, place: _Place) -> NameMapping:
 _RULE_KEYS = frozenset({"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery"})
 
 
-def _rule(value: Any, place: _Place, kind: Literal["custom", "external"], position: int) -> Rule:
-    raw = _mapping(value, place, _RULE_KEYS)
+def _rule(value: Any, place: Place, kind: Literal["custom", "external"], position: int) -> Rule:
+    raw = mapping(value, place, _RULE_KEYS)
     query = _template(raw.get("metricsQuery"), place / "metricsQuery", QUERY_FIELDS)
     return Rule(
         kind=kind,
         position=position,
         where=place.path,
-        series_query=_string(raw.get("seriesQuery"), place / "seriesQuery", required=True),
+        series_query=string(raw.get("seriesQuery"), place / "seriesQuery", required=True),
         filters=_filters(raw.get("seriesFilters"), place / "seriesFilters"),
         resources=_resources(raw.get("resources"), place / "resources"),
         name=_name(raw.get("name"), place / "name"),
@@ -336,12 +228,12 @@ def _rule(value: Any, place: _Place, kind: Literal["custom", "external"], positi
     )
 
 
-def _resource_rule(value: Any, place: _Place) -> ResourceRule:
+def _resource_rule(value: Any, place: Place) -> ResourceRule:
     keys = frozenset({"containerQuery", "nodeQuery", "resources", "containerLabel"})
-    raw = _mapping(value, place, keys)
+    raw = mapping(value, place, keys)
     if not raw:
         raise place.error("is required (containerQuery, nodeQuery, resources, containerLabel)")
-    label = _string(raw.get("containerLabel"), place / "containerLabel")
+    label = string(raw.get("containerLabel"), place / "containerLabel")
     if label and not is_label_name(label):
         raise (place / "containerLabel").error(f"{label!r} is not a Prometheus label name")
     container = _template(raw.get("containerQuery"), place / "containerQuery", QUERY_FIELDS)
@@ -353,13 +245,13 @@ def _resource_rule(value: Any, place: _Place) -> ResourceRule:
     )
 
 
-def _resource_rules(value: Any, place: _Place) -> ResourceRules | None:
+def _resource_rules(value: Any, place: Place) -> ResourceRules | None:
     if value is None:
         return None
-    raw = _mapping(value, place, frozenset({"cpu", "memory", "window"}))
+    raw = mapping(value, place, frozenset({"cpu", "memory", "window"}))
     window = None
     if raw.get("window") is not None:
-        text = _string(raw["window"], place / "window")
+        text = string(raw["window"], place / "window")
         try:
             window = round(parse_duration(text))
         except ValueError as err:
@@ -371,19 +263,19 @@ def _resource_rules(value: Any, place: _Place) -> ResourceRules | None:
     )
 
 
-def _rules(value: Any, place: _Place, kind: Literal["custom", "external"]) -> tuple[Rule, ...]:
+def _rules(value: Any, place: Place, kind: Literal["custom", "external"]) -> tuple[Rule, ...]:
     build: Callable[[Any, int], Rule] = lambda raw, i: _rule(raw, place / i, kind, i)  # noqa: E731
-    return tuple(build(raw, index) for index, raw in enumerate(_list(value, place)))
+    return tuple(build(raw, index) for index, raw in enumerate(sequence(value, place)))
 
 
 def load_rules(text: str, *, source: str = "config") -> RulesConfig:
     """Parse and validate a rule file; RuleError (a ValueError) names the place of a problem."""
     try:
-        document = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+        document = yaml.load(text, Loader=StrictLoader)  # a SafeLoader subclass
     except yaml.YAMLError as err:
         raise RuleError(source, f"invalid YAML: {err}") from err
-    root = _Place(source)
-    raw = _mapping(document, root, frozenset({"rules", "externalRules", "resourceRules"}))
+    root = Place(source)
+    raw = mapping(document, root, frozenset({"rules", "externalRules", "resourceRules"}))
     return RulesConfig(
         rules=_rules(raw.get("rules"), root / "rules", "custom"),
         external_rules=_rules(raw.get("externalRules"), root / "externalRules", "external"),
