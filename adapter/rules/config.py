@@ -8,13 +8,17 @@ missing ), unterminated subpattern`. Regexes, templates and durations are compil
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 import yaml
 
+from adapter.rules.backends import DEFAULT_BACKEND, Backend, check_backend_name, load_backends
 from adapter.rules.durations import find_window, parse_duration
 from adapter.rules.errors import RuleError, TemplateError
 from adapter.rules.matchers import is_label_name
@@ -39,6 +43,7 @@ __all__ = [
     "ResourceRules",
     "Rule",
     "RulesConfig",
+    "SeriesCall",
     "SeriesFilter",
     "load_rules",
 ]
@@ -103,6 +108,8 @@ class Rule:
     name: NameMapping
     metrics_query: Template
     window_seconds: int | None  # the range of the query's first range selector, if any
+    backend: str = DEFAULT_BACKEND  # the `backends:` entry its queries go to
+    fingerprint: str = ""  # hash of the rule's text: equal rules need no re-discovery on reload
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,7 @@ class ResourceRule:
     node_query: Template
     resources: ResourceMapping
     container_label: str
+    backend: str = DEFAULT_BACKEND  # its own `backend:`, else `resourceRules.backend`
 
 
 @dataclass(frozen=True)
@@ -120,6 +128,15 @@ class ResourceRules:
     cpu: ResourceRule
     memory: ResourceRule
     window_seconds: int | None
+    backend: str = DEFAULT_BACKEND  # `resourceRules.backend`, the default of cpu and memory
+
+
+@dataclass(frozen=True)
+class SeriesCall:
+    """One discovery call: a distinct seriesQuery sent to one backend."""
+
+    backend: str
+    series_query: str
 
 
 @dataclass(frozen=True)
@@ -130,16 +147,26 @@ class RulesConfig:
     external_rules: tuple[Rule, ...] = ()
     resource_rules: ResourceRules | None = None
     source: str = "config"
+    backends: Mapping[str, Backend] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def series_queries(self) -> tuple[str, ...]:
-        """Distinct seriesQuery strings, in file order: one discovery call each."""
-        queries = (rule.series_query for rule in self.rules + self.external_rules)
-        return tuple(dict.fromkeys(queries))
+        """Distinct seriesQuery strings, in file order (whatever their backend)."""
+        return tuple(dict.fromkeys(call.series_query for call in self.series_calls))
 
-    def rules_for(self, series_query: str) -> tuple[Rule, ...]:
-        """The custom then external rules sharing `series_query`, in file order."""
-        return tuple(r for r in self.rules + self.external_rules if r.series_query == series_query)
+    @property
+    def series_calls(self) -> tuple[SeriesCall, ...]:
+        """Distinct (backend, seriesQuery) pairs in file order: one discovery call each."""
+        calls = (SeriesCall(r.backend, r.series_query) for r in self.rules + self.external_rules)
+        return tuple(dict.fromkeys(calls))
+
+    def rules_for(self, series_query: str, *, backend: str = DEFAULT_BACKEND) -> tuple[Rule, ...]:
+        """The custom then external rules of `backend` sharing `series_query`, in file order."""
+        return tuple(
+            r
+            for r in self.rules + self.external_rules
+            if r.series_query == series_query and r.backend == backend
+        )
 
 
 # ---- validation --------------------------------------------------------------------------------
@@ -209,10 +236,24 @@ def _name(value: Any, place: Place) -> NameMapping:
     return NameMapping(matches, as_)
 
 
-_RULE_KEYS = frozenset({"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery"})
+_RULE_KEYS = frozenset(
+    {"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery", "backend"}
+)
 
 
-def _rule(value: Any, place: Place, kind: Literal["custom", "external"], position: int) -> Rule:
+def _fingerprint(kind: str, raw: Mapping[str, Any]) -> str:
+    # plain scalars are str subclasses holding their text, so the dump is the rule as written
+    text = json.dumps([kind, raw], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _rule(
+    value: Any,
+    place: Place,
+    kind: Literal["custom", "external"],
+    position: int,
+    backends: Mapping[str, Backend],
+) -> Rule:
     raw = mapping(value, place, _RULE_KEYS)
     query = _template(raw.get("metricsQuery"), place / "metricsQuery", QUERY_FIELDS)
     return Rule(
@@ -225,11 +266,15 @@ def _rule(value: Any, place: Place, kind: Literal["custom", "external"], positio
         name=_name(raw.get("name"), place / "name"),
         metrics_query=query,
         window_seconds=find_window(query),
+        backend=check_backend_name(raw.get("backend"), place / "backend", backends),
+        fingerprint=_fingerprint(kind, raw),
     )
 
 
-def _resource_rule(value: Any, place: Place) -> ResourceRule:
-    keys = frozenset({"containerQuery", "nodeQuery", "resources", "containerLabel"})
+def _resource_rule(
+    value: Any, place: Place, backends: Mapping[str, Backend], default: str
+) -> ResourceRule:
+    keys = frozenset({"containerQuery", "nodeQuery", "resources", "containerLabel", "backend"})
     raw = mapping(value, place, keys)
     if not raw:
         raise place.error("is required (containerQuery, nodeQuery, resources, containerLabel)")
@@ -242,13 +287,21 @@ def _resource_rule(value: Any, place: Place) -> ResourceRule:
         node_query=_template(raw.get("nodeQuery"), place / "nodeQuery", QUERY_FIELDS),
         resources=_resources(raw.get("resources"), place / "resources"),
         container_label=label,
+        backend=_backend_or(raw.get("backend"), place / "backend", backends, default),
     )
 
 
-def _resource_rules(value: Any, place: Place) -> ResourceRules | None:
+def _backend_or(value: Any, place: Place, backends: Mapping[str, Backend], default: str) -> str:
+    return default if value is None else check_backend_name(value, place, backends)
+
+
+def _resource_rules(
+    value: Any, place: Place, backends: Mapping[str, Backend]
+) -> ResourceRules | None:
     if value is None:
         return None
-    raw = mapping(value, place, frozenset({"cpu", "memory", "window"}))
+    raw = mapping(value, place, frozenset({"cpu", "memory", "window", "backend"}))
+    backend = check_backend_name(raw.get("backend"), place / "backend", backends)
     window = None
     if raw.get("window") is not None:
         text = string(raw["window"], place / "window")
@@ -257,14 +310,19 @@ def _resource_rules(value: Any, place: Place) -> ResourceRules | None:
         except ValueError as err:
             raise (place / "window").error(str(err)) from err
     return ResourceRules(
-        _resource_rule(raw.get("cpu"), place / "cpu"),
-        _resource_rule(raw.get("memory"), place / "memory"),
+        _resource_rule(raw.get("cpu"), place / "cpu", backends, backend),
+        _resource_rule(raw.get("memory"), place / "memory", backends, backend),
         window,
+        backend,
     )
 
 
-def _rules(value: Any, place: Place, kind: Literal["custom", "external"]) -> tuple[Rule, ...]:
-    build: Callable[[Any, int], Rule] = lambda raw, i: _rule(raw, place / i, kind, i)  # noqa: E731
+def _rules(
+    value: Any, place: Place, kind: Literal["custom", "external"], backends: Mapping[str, Backend]
+) -> tuple[Rule, ...]:
+    build: Callable[[Any, int], Rule] = lambda raw, i: _rule(  # noqa: E731
+        raw, place / i, kind, i, backends
+    )
     return tuple(build(raw, index) for index, raw in enumerate(sequence(value, place)))
 
 
@@ -275,10 +333,15 @@ def load_rules(text: str, *, source: str = "config") -> RulesConfig:
     except yaml.YAMLError as err:
         raise RuleError(source, f"invalid YAML: {err}") from err
     root = Place(source)
-    raw = mapping(document, root, frozenset({"rules", "externalRules", "resourceRules"}))
+    keys = frozenset({"rules", "externalRules", "resourceRules", "backends"})
+    raw = mapping(document, root, keys)
+    backends = load_backends(raw.get("backends"), root / "backends")
     return RulesConfig(
-        rules=_rules(raw.get("rules"), root / "rules", "custom"),
-        external_rules=_rules(raw.get("externalRules"), root / "externalRules", "external"),
-        resource_rules=_resource_rules(raw.get("resourceRules"), root / "resourceRules"),
+        rules=_rules(raw.get("rules"), root / "rules", "custom", backends),
+        external_rules=_rules(
+            raw.get("externalRules"), root / "externalRules", "external", backends
+        ),
+        resource_rules=_resource_rules(raw.get("resourceRules"), root / "resourceRules", backends),
         source=source,
+        backends=backends,
     )
