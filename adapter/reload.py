@@ -129,6 +129,10 @@ class RuleReloader:
                 self._stamp = stamp
                 self.reload()
 
+    async def settled(self) -> None:
+        """Wait for the re-discovery passes started by reloads so far."""
+        await asyncio.gather(*self._passes, return_exceptions=True)
+
     async def close(self) -> None:
         for task in list(self._passes):
             task.cancel()

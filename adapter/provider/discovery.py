@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -111,10 +111,22 @@ class Discovery:
         self._last_ok = {c: t for c, t in self._last_ok.items() if c in kept}
         return [call for call in engine.series_calls if call not in kept]
 
-    async def run_once(self, *, now: datetime, only: Collection[SeriesCall] | None = None) -> None:
-        """One pass over every call (or those in `only`); each backend publishes when done."""
+    def run_once(
+        self, *, now: datetime, only: Collection[SeriesCall] | None = None
+    ) -> Coroutine[None, None, None]:
+        """One pass over every call (or those in `only`); each backend publishes when done.
+        The rules are those current when this is called, not when the coroutine first runs: a
+        pass scheduled before a reload must not publish the reloaded rules without their parts."""
+        return self._run(self._engine, self._generation, now, only)
+
+    async def _run(
+        self,
+        engine: RuleEngine,
+        generation: int,
+        now: datetime,
+        only: Collection[SeriesCall] | None,
+    ) -> None:
         started = time.perf_counter()
-        engine, generation = self._engine, self._generation
         calls = [c for c in engine.series_calls if only is None or c in only]
         by_backend: dict[str, list[SeriesCall]] = {}
         for call in calls:

@@ -48,20 +48,24 @@ def rules(b_url: str, *, extra_b: str = "") -> str:
 class Adapter:
     """The in-process adapter over a BackendPool: the wiring of `adapter.__main__`."""
 
-    def __init__(self, default_url: str, text: str, *, timeout: float = 1.0) -> None:
+    def __init__(
+        self, default_url: str, text: str, *, timeout: float = 1.0, max_age: float = 3600
+    ) -> None:
         self.registry = CollectorRegistry()
         self.engine = load_engine(text, source="test", resolver=STATIC_RESOLVER)
         self.pool = BackendPool(
             PrometheusOptions(url=default_url, timeout=timeout), registry=self.registry
         )
         self.pool.apply(self.engine.config.backends)
-        options = DiscoveryOptions(interval=1, max_age=3600, timeout=timeout)
+        options = DiscoveryOptions(interval=1, max_age=max_age, timeout=timeout)
         self.discovery = Discovery(self.pool, self.engine, options=options, registry=self.registry)
+        self.resolver = STATIC_RESOLVER
+        self.lister = FakeLister(dict(PODS))
         self.provider = PrometheusProvider(
             backends=self.pool,
             discovery=self.discovery,
             resolver=STATIC_RESOLVER,
-            lister=FakeLister(PODS),
+            lister=self.lister,
             cache=ResultCache(ttl=0),
             registry=self.registry,
         )
@@ -71,7 +75,7 @@ class Adapter:
 
     def metric(self, name: str, labels: str) -> float:
         for line in generate_latest(self.registry).decode().splitlines():
-            if line.startswith(f"{name}{{{labels}}} "):
+            if line.startswith(f"{name}{{{labels}}} " if labels else f"{name} "):
                 return float(line.rsplit(" ", 1)[1])
         return 0.0
 
