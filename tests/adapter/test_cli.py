@@ -110,6 +110,9 @@ def test_help_is_grouped():
         "authentication and authorization",
     ):
         assert group in result.stdout
+    # the max-age default is stated in words (argparse folds the help text across lines)
+    text = " ".join(result.stdout.split())
+    assert "the larger of twice --metrics-relist-interval and 5m" in text
 
 
 @pytest.mark.parametrize(
@@ -235,12 +238,28 @@ async def test_the_program_serves_and_reloads_rules_on_sighup(prometheus, tmp_pa
                 async with http.get(f"{pod}/extra_gauge") as resp:
                     status = resp.status
             assert status == 200
+            assert await scrape(http, base, "promscaler_adapter_config_last_reload_successful") == 1
+            rules.write_text("rules:\n- {seriesQuery: x, metricsQuery: '<<.Nope>>'}\n")
+            proc.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 10
+            while await scrape(http, base, "promscaler_adapter_config_last_reload_successful"):
+                assert time.monotonic() < deadline, "the bad file was not reported"
+                await asyncio.sleep(0.1)
+            async with http.get(f"{pod}/extra_gauge") as resp:
+                assert resp.status == 200  # the running rules stay
     finally:
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(proc.wait(), timeout=15)
         stderr = (await proc.stderr.read()).decode()
     assert code == 0, stderr
     assert 't"' not in stderr or "token" not in stderr
+
+
+async def scrape(http: aiohttp.ClientSession, base: str, name: str) -> float:
+    async with http.get(f"{base}/metrics") as resp:
+        text = await resp.text()
+    (line,) = [ln for ln in text.splitlines() if ln.startswith(f"{name} ")]
+    return float(line.split()[1])
 
 
 async def wait_ready(http: aiohttp.ClientSession, base: str) -> None:
