@@ -220,16 +220,33 @@ async def test_headers_credentials_and_query_parameters_arrive_on_the_wire(
     await adapter.pool.close()
 
 
-async def test_an_unreadable_backend_credential_is_a_located_error(tmp_path):
-    extra = f", bearerTokenFile: '{tmp_path}/missing-token'"
-    engine = load_engine(
-        rules("http://127.0.0.1:9", extra_b=extra), source="cfg", resolver=STATIC_RESOLVER
-    )
+@pytest.mark.parametrize(
+    ("setting", "want"),
+    [
+        pytest.param(
+            "bearerTokenFile: '{dir}/missing'",
+            "cfg: backends.b.bearerTokenFile: cannot read {dir}/missing: No such file or directory",
+            id="token-file",
+        ),
+        pytest.param(
+            "basicAuth: {{username: u, passwordFile: '{dir}/missing'}}",
+            "cfg: backends.b.basicAuth: cannot read {dir}/missing: No such file or directory",
+            id="password-file",
+        ),
+        pytest.param(
+            "tls: {{caFile: '{dir}/missing-ca.pem'}}",
+            "cfg: backends.b.tls: prometheus TLS settings: [Errno 2] No such file or directory",
+            id="ca-file",
+        ),
+    ],
+)
+async def test_an_unreadable_backend_file_is_a_located_error(tmp_path, setting, want):
+    extra = ", " + setting.format(dir=tmp_path)
+    text = rules("http://127.0.0.1:9", extra_b=extra)
+    engine = load_engine(text, source="cfg", resolver=STATIC_RESOLVER)
     pool = BackendPool(PrometheusOptions(url="http://127.0.0.1:9"), registry=None)
     with pytest.raises(ConfigError) as caught:
         pool.apply(engine.config.backends)
-    missing = f"{tmp_path}/missing-token"
-    want = f"cfg: backends.b.bearerTokenFile: cannot read {missing}: No such file or directory"
-    assert str(caught.value) == want
+    assert str(caught.value) == want.format(dir=tmp_path)
     assert pool.names == ("default",)  # nothing changed
     await pool.close()
