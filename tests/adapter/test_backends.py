@@ -7,6 +7,7 @@ import asyncio
 import base64
 import os
 import signal
+import ssl
 import statistics
 import time
 from collections.abc import Iterator
@@ -25,9 +26,10 @@ from adapter.provider.prometheus_provider import PrometheusProvider
 from adapter.provider.rules_engine import load_engine
 from adapter.rules.resources import STATIC_RESOLVER
 from adapter.server.app import build_app
+from sandbox.certs import issue, make_ca
 from tests.adapter.fakes import FakeLister
 from tests.adapter.stack import series
-from tests.support.prometheus import PrometheusServer, remote_write
+from tests.support.prometheus import PrometheusServer, free_port, remote_write
 
 CM = "/apis/custom.metrics.k8s.io/v1beta2"
 PODS = {("pods", "default"): {"web-1": {"app": "web"}}}
@@ -250,3 +252,57 @@ async def test_an_unreadable_backend_file_is_a_located_error(tmp_path, setting, 
     assert str(caught.value) == want.format(dir=tmp_path)
     assert pool.names == ("default",)  # nothing changed
     await pool.close()
+
+
+@pytest.fixture
+async def tls_backend(tmp_path):
+    """An HTTPS stand-in that requires a client certificate from its CA (mutual TLS)."""
+    now = datetime.now(UTC)
+    ca = make_ca("backend-ca", now=now)
+    server_cert, server_key = issue(
+        ca, "backend", now=now, hosts=("127.0.0.1",), server=True
+    ).write(tmp_path, "server")
+    client_cert, client_key = issue(ca, "adapter", now=now, client=True).write(tmp_path, "client")
+    (tmp_path / "ca.crt").write_bytes(ca.cert_pem)
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(tmp_path / "ca.crt"))
+    ctx.load_cert_chain(server_cert, server_key)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+
+    async def handler(request: web.Request) -> web.Response:
+        if request.path.endswith("/series"):
+            data: object = [{"__name__": "gauge_b", "namespace": "default", "pod": "web-1"}]
+        else:
+            value = [time.time(), "5"]
+            data = {
+                "resultType": "vector",
+                "result": [{"metric": {"pod": "web-1"}, "value": value}],
+            }
+        return web.json_response({"status": "success", "data": data})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/{endpoint}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=ctx).start()
+    files = {"ca": tmp_path / "ca.crt", "cert": client_cert, "key": client_key}
+    yield f"https://127.0.0.1:{port}", files
+    await runner.cleanup()
+
+
+@pytest.mark.parametrize("with_ca", [True, False], ids=["verified", "unknown-ca"])
+async def test_a_tls_backend_with_a_client_certificate(aiohttp_client, tls_backend, with_ca):
+    url, files = tls_backend
+    ca = f"caFile: '{files['ca']}', " if with_ca else ""
+    extra = f", tls: {{{ca}certFile: '{files['cert']}', keyFile: '{files['key']}'}}"
+    adapter = Adapter("http://127.0.0.1:9", rules(url, extra_b=extra))
+    await adapter.discover()
+    client = await aiohttp_client(build_app(adapter.provider, registry=adapter.registry))
+    resp = await client.get(f"{CM}/namespaces/default/pods/web-1/gauge_b")
+    if with_ca:
+        assert (await resp.json())["items"][0]["value"] == "5"
+    else:  # the system CAs do not know it: discovery found nothing, so the metric is unknown
+        assert resp.status == 404
+        failed = 'backend="b",endpoint="series",kind="unavailable"'
+        assert adapter.metric("promscaler_adapter_prometheus_errors_total", failed) == 1
+    await adapter.pool.close()
