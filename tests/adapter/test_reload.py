@@ -128,13 +128,13 @@ async def test_a_reload_rediscovers_only_the_rules_that_changed(prometheus):
     try:
         before = client.calls
         path.write_text(rule_file(names[:4]) + RULE.format(name=names[4], alias="renamed") + "\n")
-        assert reloader.reload()
+        assert await reloader.reload()
         await reloader.settled()
         assert client.calls - before == 1  # only the changed rule's seriesQuery
         served = {m.metric for m in adapter.discovery.planner.custom}
         assert served == {*names[:4], "renamed"}
         before = client.calls
-        assert reloader.reload()  # the same file again: nothing to re-discover
+        assert await reloader.reload()  # the same file again: nothing to re-discover
         await reloader.settled()
         assert client.calls == before
     finally:
@@ -171,12 +171,12 @@ async def test_a_200_rule_reload_under_concurrent_load_fails_no_request(
     try:
         await asyncio.sleep(0.3)
         path.write_text(rule_file(names, suffix=""))  # unchanged text: carried over
-        assert reloader.reload()
+        assert await reloader.reload()
         # every rule's text changes (a new filter), so all 200 seriesQueries are re-discovered
         path.write_text(
             rule_file(names).replace("  name:", "  seriesFilters: [{isNot: x$}]\n  name:")
         )
-        assert reloader.reload()
+        assert await reloader.reload()
         await reloader.settled()
         await asyncio.sleep(0.3)
     finally:
