@@ -50,7 +50,7 @@ async def _serve_async(prom_url: str, path: str, port: int, ready: Any) -> None:
 
     from adapter.reload import RuleReloader
     from adapter.server.app import build_app
-    from tests.adapter.test_backends import Adapter
+    from tests.adapter.stack import Adapter
 
     adapter = Adapter(prom_url, Path(path).read_text(), timeout=10.0)
     await adapter.discover()
@@ -165,7 +165,7 @@ async def _wait_rediscovered(session: aiohttp.ClientSession, port: int, since: f
 
 
 def _discover(urls: list[str], out: Any) -> None:
-    from tests.adapter.test_backends import Adapter
+    from tests.adapter.stack import Adapter
 
     rule = (
         '- seriesQuery: \'{{__name__=~"disc_metric_.*",namespace!="",pod!=""}}\'\n'

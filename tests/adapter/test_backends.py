@@ -15,24 +15,18 @@ from datetime import UTC, datetime
 
 import pytest
 from aiohttp import web
-from prometheus_client import CollectorRegistry, generate_latest
 
 from adapter.backends import BackendPool
 from adapter.errors import ConfigError
 from adapter.prometheus import PrometheusOptions
-from adapter.provider.cache import ResultCache
-from adapter.provider.discovery import Discovery, DiscoveryOptions
-from adapter.provider.prometheus_provider import PrometheusProvider
 from adapter.provider.rules_engine import load_engine
 from adapter.rules.resources import STATIC_RESOLVER
 from adapter.server.app import build_app
 from sandbox.certs import issue, make_ca
-from tests.adapter.fakes import FakeLister
-from tests.adapter.stack import series
+from tests.adapter.stack import Adapter, series
 from tests.support.prometheus import PrometheusServer, free_port, remote_write
 
 CM = "/apis/custom.metrics.k8s.io/v1beta2"
-PODS = {("pods", "default"): {"web-1": {"app": "web"}}}
 RULE = """
 - seriesQuery: '{name}{{namespace!="",pod!=""}}'
   resources: {{overrides: {{namespace: {{resource: namespace}}, pod: {{resource: pod}}}}}}
@@ -45,41 +39,6 @@ def rules(b_url: str, *, extra_b: str = "") -> str:
         + RULE.format(name="gauge_a", extra="")
         + RULE.format(name="gauge_b", extra="\n  backend: b")
     )
-
-
-class Adapter:
-    """The in-process adapter over a BackendPool: the wiring of `adapter.__main__`."""
-
-    def __init__(
-        self, default_url: str, text: str, *, timeout: float = 1.0, max_age: float = 3600
-    ) -> None:
-        self.registry = CollectorRegistry()
-        self.engine = load_engine(text, source="test", resolver=STATIC_RESOLVER)
-        self.pool = BackendPool(
-            PrometheusOptions(url=default_url, timeout=timeout), registry=self.registry
-        )
-        self.pool.apply(self.engine.config.backends)
-        options = DiscoveryOptions(interval=1, max_age=max_age, timeout=timeout)
-        self.discovery = Discovery(self.pool, self.engine, options=options, registry=self.registry)
-        self.resolver = STATIC_RESOLVER
-        self.lister = FakeLister(dict(PODS))
-        self.provider = PrometheusProvider(
-            backends=self.pool,
-            discovery=self.discovery,
-            resolver=STATIC_RESOLVER,
-            lister=self.lister,
-            cache=ResultCache(ttl=0),
-            registry=self.registry,
-        )
-
-    async def discover(self) -> None:
-        await self.discovery.run_once(now=datetime.now(UTC))
-
-    def metric(self, name: str, labels: str) -> float:
-        for line in generate_latest(self.registry).decode().splitlines():
-            if line.startswith(f"{name}{{{labels}}} " if labels else f"{name} "):
-                return float(line.rsplit(" ", 1)[1])
-        return 0.0
 
 
 @pytest.fixture

@@ -11,9 +11,7 @@ import time
 
 import pytest
 
-from tests.adapter.stack import series
-from tests.adapter.test_backends import Adapter
-from tests.adapter.test_reload import rule_file
+from tests.adapter.stack import Adapter, rule_file, series
 from tests.support.prometheus import remote_write
 
 pytestmark = pytest.mark.prometheus

@@ -12,21 +12,11 @@ import pytest
 
 from adapter.reload import RuleReloader
 from adapter.server.app import build_app
-from tests.adapter.stack import series
-from tests.adapter.test_backends import CM, Adapter
+from tests.adapter.stack import Adapter, rule_file, series
 from tests.support.prometheus import remote_write
 
 pytestmark = pytest.mark.prometheus
-
-RULE = """
-- seriesQuery: '{name}{{namespace!="",pod!=""}}'
-  resources: {{overrides: {{namespace: {{resource: namespace}}, pod: {{resource: pod}}}}}}
-  name: {{as: '{alias}'}}
-  metricsQuery: 'sum(<<.Series>>{{<<.LabelMatchers>>}}) by (<<.GroupBy>>)'"""
-
-
-def rule_file(names: list[str], *, suffix: str = "") -> str:
-    return "rules:" + "".join(RULE.format(name=n, alias=n + suffix) for n in names) + "\n"
+CM = "/apis/custom.metrics.k8s.io/v1beta2"
 
 
 class ConfigMapDir:
@@ -127,7 +117,7 @@ async def test_a_reload_rediscovers_only_the_rules_that_changed(prometheus):
     client = adapter.pool.client("default")
     try:
         before = client.calls
-        path.write_text(rule_file(names[:4]) + RULE.format(name=names[4], alias="renamed") + "\n")
+        path.write_text(rule_file(names).replace("as: 'gauge_4'", "as: 'renamed'"))
         assert await reloader.reload()
         await reloader.settled()
         assert client.calls - before == 1  # only the changed rule's seriesQuery
