@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from autoscaler.cluster import Cluster, ClusterError, Scale
+from autoscaler.cluster import Cluster, ClusterError, Scale, failure
 from autoscaler.options import ControllerOptions, with_default_metrics
 from autoscaler.statusview import set_condition
 from autoscaler.statuswrite import StatusWriter, failed_update
@@ -97,7 +97,7 @@ class Reconciler:
 
         async def one(m: Mapping[str, Any]) -> JSON:
             if pods_error and _needs_pods(m):
-                return {"error": pods_error}
+                return failure("PodsUnavailable", pods_error)
             return await self._cluster.fetch_metric(ns, m, pod_selector=sel)
 
         return list(await asyncio.gather(*(one(m) for m in specs))), pods
