@@ -13,6 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from autoscaler.core.controls_model import (
+    ActiveSchedule,
+    ControlEvent,
+    Controls,
+    ControlStatus,
+    Fallback,
+    MetricHealth,
+    ScaleToZero,
+    Schedule,
+)
 from autoscaler.core.decide import decide, rescale_failed
 from autoscaler.core.document import Step, parse_document, parse_pod, parse_spec, parse_status
 from autoscaler.core.fields import DocumentError
@@ -35,17 +45,25 @@ from autoscaler.core.render import render_decision, render_history, render_statu
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "ActiveSchedule",
+    "ControlEvent",
+    "ControlStatus",
     "ControllerOptions",
+    "Controls",
     "Decision",
     "DocumentError",
+    "Fallback",
     "History",
     "MetricError",
+    "MetricHealth",
     "MetricInput",
     "MetricItems",
     "MetricSample",
     "Pod",
     "ResourceMetrics",
     "Scale",
+    "ScaleToZero",
+    "Schedule",
     "Spec",
     "Status",
     "Step",

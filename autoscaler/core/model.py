@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from autoscaler.core.controls_model import ControlEvent, ControlStatus
+
 __all__ = [
     "DEFAULT_OPTIONS",
     "Behavior",
@@ -300,6 +302,8 @@ class Decision:
     summary: one line for events and logs; explanation: one line per step, for people.
     failed_update_history, previous_status, pre_rescale_conditions, now: what
     `decide.rescale_failed` needs to give the status and history to keep when the write fails.
+    controls: the controls' new memory (status extras), None when no control is present;
+    events: what the controls ask the controller to record for this pass.
     """
 
     desired_replicas: int
@@ -314,3 +318,5 @@ class Decision:
     previous_status: Status | None = None
     pre_rescale_conditions: tuple[Condition, ...] = ()
     now: int = 0
+    controls: ControlStatus | None = None
+    events: tuple[ControlEvent, ...] = ()
