@@ -13,11 +13,13 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from autoscaler.cluster import Cluster, ClusterError, Scale, failure
+from autoscaler.conflicts import Claim, describe, target_key
 from autoscaler.options import ControllerOptions, with_default_metrics
-from autoscaler.statusview import set_condition
+from autoscaler.selfmetrics import Snapshot
+from autoscaler.statusview import set_condition, snapshot
 from autoscaler.statuswrite import StatusWriter, failed_update
 from common.kubetime import format_time
 
@@ -28,6 +30,16 @@ JSON = dict[str, Any]
 Decide = Callable[[JSON], JSON]
 NEEDS_PODS = frozenset({"Resource", "ContainerResource", "Pods"})
 WARNING, NORMAL = "Warning", "Normal"
+
+
+PAUSED, PAUSED_REPLICAS = "promscaler.dev/paused", "promscaler.dev/paused-replicas"
+PAUSE_ANNOTATIONS = (PAUSED, PAUSED_REPLICAS)
+
+
+class Conflicts(Protocol):
+    """Who holds a target (`autoscaler.conflicts.TargetIndex`)."""
+
+    def holder(self, obj: Mapping[str, Any]) -> Claim | None: ...
 
 
 @dataclass(frozen=True)
@@ -41,15 +53,26 @@ class Outcome:
     rescaled: bool = False
     at_zero_awake: bool = False  # at 0 replicas and allowed to wake: poll it fast
     error: str | None = None  # set when the pass failed and should back off
+    metric_failures: tuple[str, ...] = ()  # the reason of each metric that failed this pass
+    snapshot: Snapshot | None = None  # the per-Autoscaler gauges after the pass
+    held: tuple[str, int] | None = None  # (scale path, N) while paused-replicas holds it
 
 
 class Reconciler:
     """Runs passes. `write=False` (not the leader) reads and decides but never writes."""
 
-    def __init__(self, cluster: Cluster, *, options: ControllerOptions, decide: Decide) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        options: ControllerOptions,
+        decide: Decide,
+        index: Conflicts | None = None,
+    ) -> None:
         self._cluster = cluster
         self._options = options
         self._decide = decide
+        self._index = index
         self._status = StatusWriter(cluster, options=options)
 
     async def reconcile(self, obj: JSON, *, now: datetime, write: bool = True) -> Outcome:
@@ -66,13 +89,20 @@ class Reconciler:
         doc = {
             "now": format_time(now),
             "controller": self._options.document(),
-            "autoscaler": {"spec": spec, "status": _core_status(status)},
+            "autoscaler": {
+                "metadata": _control_metadata(meta),
+                "spec": spec,
+                "status": _core_status(status),
+            },
             "scale": scale.document(),
             "pods": pods,
             "metrics": metrics,
         }
         if status.get("history") is not None:
             doc["history"] = status["history"]
+        conflict = self._conflict(obj)
+        if conflict:
+            doc["conflict"] = {"message": conflict}
         try:
             result = self._decide(doc)
         except ValueError as e:  # the core names the bad field; a user's spec is never a crash
@@ -80,6 +110,12 @@ class Reconciler:
             await self._fail(obj, status, now, "InvalidSpec", msg, write=write, active=True)
             return Outcome(reason="InvalidSpec", replicas=scale.replicas, error=str(e))
         return await self._act(obj, status, scale, metrics, result, now=now, write=write)
+
+    def _conflict(self, obj: JSON) -> str:
+        """Why another scaler holds this one's target, or "" when this one may act."""
+        claim = self._index.holder(obj) if self._index is not None else None
+        target = target_key(obj)
+        return describe(claim, target) if claim is not None and target is not None else ""
 
     async def _gather(
         self, ns: str, spec: Mapping[str, Any], scale: Scale
@@ -119,6 +155,8 @@ class Reconciler:
         reason = _rescale_reason(result)
         if write:
             await self._metric_events(obj, metrics, result)
+            for event in result.get("events") or []:  # the controls' transitions
+                await self._event(obj, event["type"], event["reason"], event["message"])
         replicas, rescaled = scale.replicas, False
         if result.get("rescale") and write:
             try:
@@ -128,7 +166,13 @@ class Reconciler:
                 await self._event(obj, WARNING, "FailedRescale", msg)
                 status, history = failed_update(result, old, now, str(e))
                 await self._status.write(obj, old, status, history)
-                return Outcome("FailedUpdateScale", scale.replicas, error=str(e))
+                return Outcome(
+                    "FailedUpdateScale",
+                    scale.replicas,
+                    error=str(e),
+                    metric_failures=_failures(metrics),
+                    snapshot=snapshot(with_default_metrics(obj.get("spec") or {}), status),
+                )
             replicas, rescaled = desired, True
             msg = f"New size: {desired}; reason: {reason}"
             await self._event(obj, NORMAL, "SuccessfulRescale", msg)
@@ -140,6 +184,9 @@ class Reconciler:
             replicas=replicas,
             rescaled=rescaled,
             at_zero_awake=replicas == 0 and _woken_at_zero(status),
+            metric_failures=_failures(metrics),
+            snapshot=snapshot(with_default_metrics(obj.get("spec") or {}), status),
+            held=_held(scale, status),
         )
 
     async def _metric_events(self, obj: JSON, metrics: list[JSON], result: JSON) -> None:
@@ -194,6 +241,25 @@ def _needs_pods(metric: Mapping[str, Any]) -> bool:
 def _key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata", {})
     return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _control_metadata(meta: Mapping[str, Any]) -> JSON:
+    """What the controls read from metadata: creationTimestamp and the pause annotations."""
+    annotations = meta.get("annotations") or {}
+    out: JSON = {"annotations": {a: annotations[a] for a in PAUSE_ANNOTATIONS if a in annotations}}
+    if meta.get("creationTimestamp"):
+        out["creationTimestamp"] = meta["creationTimestamp"]
+    return out
+
+
+def _failures(metrics: list[JSON]) -> tuple[str, ...]:
+    return tuple(str(m.get("reason") or "Unknown") for m in metrics if "error" in m)
+
+
+def _held(scale: Scale, status: Mapping[str, Any]) -> tuple[str, int] | None:
+    """The target and N while paused-replicas holds it (to watch it for drift)."""
+    held = status.get("pausedReplicas")
+    return (scale.path, int(held)) if isinstance(held, int) else None
 
 
 def _core_status(status: Mapping[str, Any]) -> JSON:
