@@ -36,6 +36,7 @@ __all__ = [
     "ScaleEvent",
     "ScalingPolicy",
     "ScalingRules",
+    "Shape",
     "Spec",
     "Status",
 ]
@@ -249,9 +250,11 @@ class MetricItems:
 
 @dataclass(frozen=True, slots=True)
 class MetricError:
-    """The metric could not be fetched; `message` says why."""
+    """The metric could not be fetched; `message` says why, `reason` is an optional short
+    cause from the controller (Unavailable, NotFound, ...) kept in the controls' health."""
 
     message: str
+    reason: str = ""
 
 
 MetricInput = ResourceMetrics | MetricItems | MetricError
@@ -284,6 +287,24 @@ class History:
 
 
 EMPTY_HISTORY = History()
+
+
+# ---- the controls' hold on the recommendation ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What the controls (autoscaler.core.orchestrate) ask of the upstream decision.
+
+    asleep_at_zero: a target at 0 replicas is asleep (it may wake), never "disabled";
+    floor / ceiling: bounds on the metrics' recommendation, before stabilization, policies and
+    min/max (ceiling 0 is "go to zero"); lines: why, for the explanation.
+    """
+
+    asleep_at_zero: bool = False
+    floor: int = 0
+    ceiling: int | None = None
+    lines: tuple[str, ...] = ()
 
 
 # ---- the result -------------------------------------------------------------------------
