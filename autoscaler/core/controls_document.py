@@ -52,6 +52,7 @@ def parse_controls(doc: Mapping[str, Any], autoscaler: Mapping[str, Any]) -> Con
     annotations = as_obj(meta, "annotations", "autoscaler.metadata")
     created = meta.get("creationTimestamp")
     conflict = as_obj(doc, "conflict", "")
+    _check_bounds(spec, "autoscaler.spec")
     return Controls(
         activation=_activation(spec, "autoscaler.spec"),
         scale_to_zero=_scale_to_zero(spec.get("scaleToZero"), "autoscaler.spec.scaleToZero"),
@@ -64,6 +65,21 @@ def parse_controls(doc: Mapping[str, Any], autoscaler: Mapping[str, Any]) -> Con
         paused_replicas=_annotation(annotations, PAUSED_REPLICAS_ANNOTATION),
         conflict=as_str(conflict, "message", "conflict", required=True) if conflict else None,
     )
+
+
+def _check_bounds(spec: Mapping[str, Any], path: str) -> None:
+    """What the CRD also refuses: scaleToZero without minReplicas 0, and a schedule whose max
+    is below the spec's min (the window could never be honoured)."""
+    low = spec.get("minReplicas", 1)
+    if spec.get("scaleToZero") is not None and low != 0:
+        raise DocumentError(f"{path}.scaleToZero", "is allowed only with minReplicas: 0")
+    for i, item in enumerate(as_list(spec, "schedules", path)):
+        high = item.get("maxReplicas") if isinstance(item, dict) else None
+        if isinstance(high, int) and isinstance(low, int) and high < low:
+            raise DocumentError(
+                f"{path}.schedules[{i}].maxReplicas",
+                f"must be greater than or equal to spec.minReplicas ({low})",
+            )
 
 
 def _annotation(annotations: Mapping[str, Any], key: str) -> str | None:
@@ -79,10 +95,10 @@ def _activation(spec: Mapping[str, Any], path: str) -> tuple[int | None, ...]:
     out: list[int | None] = []
     for i, m in enumerate(as_list(spec, "metrics", path)):
         mpath = f"{path}.metrics[{i}]"
-        block = as_obj(m, "activation", mpath) if isinstance(m, dict) else {}
-        if not block:
+        if not isinstance(m, dict) or m.get("activation") is None:
             out.append(None)
             continue
+        block = as_obj(m, "activation", mpath)
         if m.get("type") not in (OBJECT, EXTERNAL):
             raise DocumentError(
                 f"{mpath}.activation", "is allowed only on Object and External metrics"

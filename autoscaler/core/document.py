@@ -130,10 +130,8 @@ def parse_document(doc: Any) -> Step:
     )
     history = parse_history(doc.get("history"), "history")
     controls = parse_controls(doc, autoscaler)
-    control_status = (
-        parse_control_status(as_obj(autoscaler, "status", "autoscaler"), "autoscaler.status")
-        if controls.present
-        else EMPTY_CONTROL_STATUS
+    control_status = parse_control_status(
+        as_obj(autoscaler, "status", "autoscaler"), "autoscaler.status"
     )
     return Step(spec, status, scale, pods, metrics, history, now, options, controls, control_status)
 

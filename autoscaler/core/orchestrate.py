@@ -69,7 +69,8 @@ def decide_controlled(
     the controls' memory from the status. The Decision's `controls` is the new memory and
     `events` what to record."""
     if not controls.present:
-        return decide(spec, status, scale, pods, metrics, history, now=now, options=options)
+        decision = decide(spec, status, scale, pods, metrics, history, now=now, options=options)
+        return decision if state == EMPTY_CONTROL_STATUS else _retired(decision, state, now=now)
     current = scale.spec_replicas
     windows = open_windows(controls.schedules, now=now)
     base_min = 1 if spec.min_replicas is None else spec.min_replicas
@@ -232,3 +233,18 @@ def _schedule_events(
             )
             events.append(ControlEvent("Normal", "ScheduleStarted", f"schedule {w.name}: {bound}"))
     return tuple(events)
+
+
+def _retired(decision: Decision, state: ControlStatus, *, now: int) -> Decision:
+    """The first pass after the last control was removed: the status loses the extras, a pause
+    ends with `Unpaused`, and the Fallback condition (its block is gone) is dropped."""
+    conds = Conditions(decision.status.conditions, now=now)
+    events: tuple[ControlEvent, ...] = ()
+    if state.paused:
+        message = "the pause annotations are gone: autoscaling resumed"
+        conds.set(PAUSED, FALSE, "Unpaused", message)
+        events = (ControlEvent("Normal", "Unpaused", message),)
+    conds.remove(FALLBACK)
+    return replace(
+        decision, status=replace(decision.status, conditions=conds.snapshot()), events=events
+    )

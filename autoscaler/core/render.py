@@ -72,6 +72,6 @@ def render_decision(d: Decision) -> dict[str, Any]:
         out["rescaleReason"] = d.rescale_reason
     if d.compute_error is not None:
         out["computeError"] = d.compute_error
-    if d.controls is not None:
+    if d.controls is not None or d.events:
         out["events"] = [render_event(e) for e in d.events]
     return out
