@@ -23,6 +23,7 @@ import yaml
 from autoscaler.kube import KubeError
 from tests.controller.stack import (
     CRD,
+    STALE_NAN,
     Stack,
     e2e_stack,
     eventually,
@@ -244,13 +245,14 @@ async def initial_cooldown(st: Stack) -> None:
 
 
 async def schedules(st: Stack) -> None:
-    """A window opening at the next minute (`* * * * *` in UTC, 10 s long), the Autoscaler made
-    10-15 s before it: the floor rises when it opens and falls when it closes."""
+    """A window opening at the next minute (`* * * * *` in UTC, 6 s long), the Autoscaler made
+    10-15 s before it: the floor rises when it opens and falls when it closes. (Cron has a
+    minute's grain, so the test first waits for second :45 of the wall clock.)"""
     second = datetime.now(UTC).second + datetime.now(UTC).microsecond / 1e6
     await asyncio.sleep((45 - second) % 60)  # create at :45..:50 (a minute's cron grain)
     await st.queue("sched", 5)  # 1 replica by the metric
     await st.deployment("sched", 1)
-    window = {"name": "tick", "schedule": "* * * * *", "duration": "10s", "minReplicas": 4}
+    window = {"name": "tick", "schedule": "* * * * *", "duration": "6s", "minReplicas": 4}
     await st.autoscaler("sched", spec("sched", "sched", schedules=[window]))
     opens = 60 - datetime.now(UTC).second
     assert 9 <= opens <= 16, "made 10-15 s before the window"
@@ -258,7 +260,7 @@ async def schedules(st: Stack) -> None:
     await eventually(replicas(st, "sched", 4), timeout=5, what="floor raised at :00")
     started = await eventually(event(st, "sched", "ScheduleStarted"), timeout=3)
     assert "tick" in started[0]["message"]
-    await eventually(replicas(st, "sched", 1), timeout=14, what="floor lowered at :10")
+    await eventually(replicas(st, "sched", 1), timeout=10, what="floor lowered at :06")
     await eventually(event(st, "sched", "ScheduleEnded"), timeout=3)
 
 
@@ -361,9 +363,10 @@ async def test_fallback_on_a_hung_prometheus_an_unavailable_apiservice_and_flapp
     await st.queue("fb", 15)  # 15/10: 2 replicas
     await st.queue("fb0", 0)
     await st.queue("hold", 55)
-    await st.queue("flap", 25)  # 25/10: 3 replicas
     for name, n in (("fb", 2), ("fb0", 0), ("hold", 6), ("flap", 3)):
         await st.deployment(name, n)
+    await st.write("e2e_backlog", BACKLOG, 25)  # 25/10: 3 replicas
+    for name in ("fb", "fb0", "hold"):
         # the adapter up and the series discovered: no failure before the test's own
         await eventually(lambda n=name: st.queue_served(n), timeout=20, what=f"{name} served")
     await st.autoscaler("fb", spec("fb", "fb", fallback=FALLBACK))
@@ -372,55 +375,87 @@ async def test_fallback_on_a_hung_prometheus_an_unavailable_apiservice_and_flapp
         spec("fb0", "fb0", minReplicas=0, activation={"threshold": "0"}, fallback=FALLBACK),
     )
     await st.autoscaler("hold", spec("hold", "hold"))  # no fallback block: as the HPA
-    await st.autoscaler("flap", spec("flap", "flap", fallback=FALLBACK))
+    # through custom.metrics.k8s.io, so the external APIService's outage leaves it alone
+    await st.autoscaler(
+        "flap", {**spec("flap", "flap", fallback=FALLBACK), "metrics": [BACKLOG_METRIC]}
+    )
     async with st.controller():
-        await eventually(lambda: status_field(st, "fb", "metricHealth"), timeout=10)
-        await eventually(lambda: status_field(st, "fb0", "metricHealth"), timeout=10)
-
-        # a metric failing every other pass: never 3 failures in a row, so no fallback
-        before = await rescales(st, "flap")
-        await flap(st, "flap", 25, seconds=8)
-        assert await rescales(st, "flap") == before, [
-            (e["reason"], e["message"], e.get("count")) for e in await st.events("flap")
-        ]
-        assert await st.replicas("flap") == 3
-        health = (await status_field(st, "flap", "metricHealth"))[0]
-        assert health["fallback"] is False
-
-        st.freeze_prometheus(True)
-        try:
-            froze = time.monotonic()
-            await eventually(replicas(st, "fb", 4), timeout=15, what="fallback replicas")
-            await eventually(replicas(st, "fb0", 4), timeout=5, what="woken by fallback")
-            # more than 2 failed passes of about 1 s (the adapter's 1 s timeout each)
-            assert time.monotonic() - froze >= 2 * SYNC
-            cond = await eventually(condition(st, "fb", "Fallback", "True"), timeout=5)
-            assert cond["reason"] == "MetricsFailing"
-            (warning, *_) = await eventually(event(st, "fb", "FallbackActivated"), timeout=5)
-            assert warning["type"] == "Warning"
-            assert await st.replicas("hold") == 6, "no fallback block: no scale-down"
-        finally:
-            st.freeze_prometheus(False)
-        await eventually(replicas(st, "fb", 2), timeout=15, what="recovered: 2")
-        await eventually(event(st, "fb", "FallbackDeactivated"), timeout=5)
-        health = (await status_field(st, "fb", "metricHealth"))[0]
-        assert health["consecutiveSuccesses"] >= FALLBACK["recoveryThreshold"]
-
-        await st.point_apiservice("v1beta1.external.metrics.k8s.io", "nothing-here")
-        try:
-            await eventually(replicas(st, "fb", 4), timeout=15, what="fallback (APIService)")
-            fb = (await status_field(st, "fb", "metricHealth"))[0]
-            assert fb["lastReason"] in ("ServiceUnavailable", "NotFound", "Unavailable"), fb
-        finally:
-            await st.point_apiservice("v1beta1.external.metrics.k8s.io", "adapter")
-        await eventually(replicas(st, "fb", 2), timeout=15, what="recovered again")
+        for name in ("fb", "fb0", "flap"):
+            await eventually(
+                lambda n=name: healthy(st, n), timeout=15, what=f"{name} reads its metric"
+            )
+        await asyncio.gather(flapping(st), unavailable_apiservice(st))
+        await eventually(replicas(st, "fb0", 0), timeout=10, what="fb0 back asleep")
+        await hung_prometheus(st)
 
 
-async def flap(st: Stack, queue: str, value: float, *, seconds: float) -> None:
-    """The queue's series gone, then back, every sync period: a failure every other pass."""
-    deadline = time.monotonic() + seconds
+BACKLOG = {"namespace": "default", "deployment": "flap"}
+BACKLOG_METRIC = {
+    "type": "Object",
+    "object": {
+        "describedObject": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "flap"},
+        "metric": {"name": "e2e_backlog"},
+        "target": {"type": "AverageValue", "averageValue": "10"},
+    },
+}
+
+
+async def healthy(st: Stack, name: str) -> bool:
+    health = await status_field(st, name, "metricHealth") or [{}]
+    return health[0].get("consecutiveSuccesses", 0) >= 1
+
+
+async def flapping(st: Stack) -> None:
+    """A metric gone every other pass: never 3 failures in a row, so no fallback, no rescale."""
+    before = await rescales(st, "flap")
+    deadline = time.monotonic() + 8
     while time.monotonic() < deadline:
-        await st.queue_gone(queue)
+        await st.write("e2e_backlog", BACKLOG, STALE_NAN)  # the series ends: the metric fails
         await asyncio.sleep(SYNC)
-        await st.queue(queue, value)
+        await st.write("e2e_backlog", BACKLOG, 25)
         await asyncio.sleep(SYNC)
+    assert await rescales(st, "flap") == before, [
+        (e["reason"], e["message"], e.get("count")) for e in await st.events("flap")
+    ]
+    assert await st.replicas("flap") == 3
+    failed = await events(st, "flap", "FailedGetObjectMetric")
+    assert sum(int(e.get("count") or 1) for e in failed) >= 2, "it did fail, repeatedly"
+    health = (await status_field(st, "flap", "metricHealth"))[0]
+    assert health["fallback"] is False
+
+
+async def unavailable_apiservice(st: Stack) -> None:
+    """The external metrics APIService pointed at a Service that does not exist."""
+    await st.point_apiservice("v1beta1.external.metrics.k8s.io", "nothing-here")
+    try:
+        await eventually(replicas(st, "fb", 4), timeout=15, what="fallback (APIService)")
+        await eventually(replicas(st, "fb0", 4), timeout=5, what="woken by fallback")
+        fb = (await status_field(st, "fb", "metricHealth"))[0]
+        assert fb["lastReason"] in ("ServiceUnavailable", "NotFound", "Unavailable"), fb
+        assert await st.replicas("hold") == 6, "no fallback block: no scale-down"
+    finally:
+        await st.point_apiservice("v1beta1.external.metrics.k8s.io", "adapter")
+    await eventually(replicas(st, "fb", 2), timeout=15, what="recovered")
+
+
+async def hung_prometheus(st: Stack) -> None:
+    st.freeze_prometheus(True)
+    try:
+        froze = time.monotonic()
+        await eventually(replicas(st, "fb", 4), timeout=15, what="fallback replicas")
+        await eventually(replicas(st, "fb0", 4), timeout=5, what="woken by fallback")
+        # more than 2 failed passes of about 1 s each (the adapter gives up after 1 s)
+        assert time.monotonic() - froze >= 2 * SYNC
+        cond = await eventually(condition(st, "fb", "Fallback", "True"), timeout=5)
+        assert cond["reason"] == "MetricsFailing"
+        (warning, *_) = await eventually(event(st, "fb", "FallbackActivated"), timeout=5)
+        assert warning["type"] == "Warning"
+        assert await st.replicas("hold") == 6, "no fallback block: no scale-down"
+    finally:
+        st.freeze_prometheus(False)
+    thawed = time.monotonic()
+    await eventually(replicas(st, "fb", 2), timeout=15, what="recovered: 2")
+    assert time.monotonic() - thawed >= 0.9 * SYNC, "two good passes in a row take a period"
+    await eventually(event(st, "fb", "FallbackDeactivated"), timeout=5)
+    health = (await status_field(st, "fb", "metricHealth"))[0]
+    assert health["consecutiveSuccesses"] >= FALLBACK["recoveryThreshold"]
