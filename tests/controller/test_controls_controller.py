@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,7 +15,7 @@ from autoscaler.cluster import failure
 from autoscaler.conflicts import TargetIndex
 from autoscaler.kube.targets import TargetWatcher
 from autoscaler.reconcile import ControllerOptions, Outcome, Reconciler
-from tests.controller.fakes import FakeCluster, ScriptedDecide, autoscaler, external_value
+from tests.controller.fakes import FakeCluster, ScriptedDecide, autoscaler, external, external_value
 from tests.controller.test_controller import FakeReconciler, Store, controller
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -312,3 +312,26 @@ async def test_the_target_watcher_reports_drift_only():
         assert watcher.held() == {}
     finally:
         await watcher.close()
+
+
+async def test_a_skipped_status_write_still_feeds_the_next_pass():
+    """Steady at 5 replicas, the second pass changes only recommendation timestamps, so its
+    write is skipped; when the queue empties on the third pass, lastActiveTime is the second
+    pass (the last active one), not the older persisted first pass."""
+    from autoscaler.core import decide_document
+
+    cluster = FakeCluster()
+    cluster.add_target("web", 5)
+    cluster.metrics["queue"] = external_value("50")
+    obj = autoscaler(metrics=[{**external("queue", "10", average=True)}], min_replicas=0)
+    obj["spec"]["scaleToZero"] = {"cooldownSeconds": 300}
+    rec = reconciler(cluster, decide_document)
+    t = [NOW + timedelta(seconds=s) for s in (0, 15, 30)]
+    await rec.reconcile(obj, now=t[0])
+    await rec.reconcile(obj, now=t[1])
+    assert len(cluster.status_patches) == 1, "the second pass changed only timestamps"
+    cluster.metrics["queue"] = external_value("0")
+    await rec.reconcile(obj, now=t[2])
+    assert obj["status"]["lastActiveTime"] == "2026-01-01T00:00:15Z"
+    rec.forget("default/web")
+    assert rec._status.base(obj) == obj["status"]
