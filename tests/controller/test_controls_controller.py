@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from autoscaler.app import _hpa_informers
 from autoscaler.cluster import failure
 from autoscaler.conflicts import TargetIndex
+from autoscaler.kube.client import KubeError
+from autoscaler.kube.discovery import ResourceRef
 from autoscaler.kube.targets import TargetWatcher
 from autoscaler.reconcile import ControllerOptions, Outcome, Reconciler
 from tests.controller.fakes import FakeCluster, ScriptedDecide, autoscaler, external, external_value
@@ -335,3 +339,51 @@ async def test_a_skipped_status_write_still_feeds_the_next_pass():
     assert obj["status"]["lastActiveTime"] == "2026-01-01T00:00:15Z"
     rec.forget("default/web")
     assert rec._status.base(obj) == obj["status"]
+
+
+class FakeDiscovery:
+    def __init__(self, answer):
+        self.answer = answer
+
+    async def find(self, api_version, kind):
+        assert (api_version, kind) == ("autoscaling/v2", "HorizontalPodAutoscaler")
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "namespaces", "paths", "logged"),
+    [
+        pytest.param(
+            ResourceRef("/apis/autoscaling/v2", "horizontalpodautoscalers", True, True),
+            (),
+            ["/apis/autoscaling/v2/horizontalpodautoscalers"],
+            "",
+            id="served-all-namespaces",
+        ),
+        pytest.param(
+            ResourceRef("/apis/autoscaling/v2", "horizontalpodautoscalers", True, True),
+            ("a", "b"),
+            [
+                "/apis/autoscaling/v2/namespaces/a/horizontalpodautoscalers",
+                "/apis/autoscaling/v2/namespaces/b/horizontalpodautoscalers",
+            ],
+            "",
+            id="served-watched-namespaces",
+        ),
+        pytest.param(None, (), [], "does not serve", id="not-served-skipped"),
+        pytest.param(
+            KubeError(0, "Unavailable", "down"), (), [], "discovery", id="discovery-failed"
+        ),
+    ],
+)
+async def test_hpas_are_watched_only_where_served(answer, namespaces, paths, logged, caplog):
+    caplog.set_level(logging.INFO, logger="autoscaler.app")
+    informers = await _hpa_informers(object(), FakeDiscovery(answer), namespaces, print)  # type: ignore[arg-type]
+    assert [i.path for i in informers] == paths
+    if logged:
+        assert any(
+            "HPA conflict check off" in r.getMessage() and logged in r.getMessage()
+            for r in caplog.records
+        )
