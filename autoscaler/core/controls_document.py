@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from autoscaler.core.controls_model import (
+    EMPTY_CONTROL_STATUS,
     FALLBACK_BEHAVIORS,
     PAUSED_ANNOTATION,
     PAUSED_REPLICAS_ANNOTATION,
@@ -179,8 +180,8 @@ def _schedule(obj: Mapping[str, Any], path: str) -> Schedule:
 
 def parse_control_status(obj: Mapping[str, Any], path: str) -> ControlStatus:
     """The controls' memory in an Autoscaler status (absent fields: a fresh start)."""
-    if not obj:
-        return ControlStatus()
+    if not obj or _STATUS_KEYS.isdisjoint(obj):
+        return EMPTY_CONTROL_STATUS
     last = obj.get("lastActiveTime")
     paused = obj.get("paused")
     return ControlStatus(
@@ -195,6 +196,19 @@ def parse_control_status(obj: Mapping[str, Any], path: str) -> ControlStatus:
         paused_replicas=as_int(obj, "pausedReplicas", path, minimum=0, maximum=I32),
         schedules=_active_schedules(obj.get("schedules"), f"{path}.schedules"),
     )
+
+
+_STATUS_KEYS = frozenset(
+    {
+        "lastActiveTime",
+        "metricHealth",
+        "active",
+        "fallback",
+        "paused",
+        "pausedReplicas",
+        "schedules",
+    }
+)
 
 
 def _health(raw: Any, path: str) -> MetricHealth:
