@@ -48,7 +48,12 @@ class InputError(Exception):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, description="Replay an autoscaler spec over a metric timeline."
+        prog=PROG,
+        description=(
+            "Replay an autoscaler spec over a metric timeline. A point without a value is a "
+            "failed metric on that pass; the spec's controls (fallback, activation, cooldowns, "
+            "schedules in their time zones, the object's pause annotations) apply."
+        ),
     )
     p.add_argument(
         "--spec", required=True, help="YAML/JSON: an Autoscaler/HPA object or a bare spec"

@@ -198,3 +198,24 @@ def test_object_activation_compares_the_value(value: str, active: bool) -> None:
     from autoscaler.core import decide_document
 
     assert decide_document(doc)["status"]["active"] is active
+
+
+PLAIN_OTHER = {**OTHER}
+PLAIN_OTHER.pop("activation")
+
+
+@pytest.mark.parametrize(
+    ("values", "wakes"),
+    [
+        pytest.param(("0", "0"), False, id="idle-and-zero:stays"),
+        pytest.param(("0", "1m"), True, id="no-block-above-0-wakes(threshold-0)"),
+        pytest.param(("5", "0"), False, id="blocked-at-threshold-no-block-zero:stays"),
+    ],
+)
+def test_an_object_or_external_metric_without_a_block_has_threshold_zero(
+    values: tuple[str, str], wakes: bool
+) -> None:
+    loop = Loop(spec(metrics=[external("5"), PLAIN_OTHER]), replicas=0)
+    result = loop.step(*values)
+    assert (loop.replicas > 0) is wakes
+    assert result["status"]["metricHealth"][1]["active"] is wakes
