@@ -88,6 +88,11 @@ class DiscoveryMetrics:
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
             registry=registry,
         )
+        self.last_success = Gauge(
+            "promscaler_adapter_discovery_last_success_timestamp_seconds",
+            "Unix time of the last pass in which every seriesQuery succeeded (0: none yet).",
+            registry=registry,
+        )
         self.metrics = Gauge(
             "promscaler_adapter_discovered_metrics",
             "Metrics currently served, by API.",
@@ -127,7 +132,7 @@ class Discovery:
         gate = asyncio.Semaphore(self._options.parallel)
         start = now - timedelta(seconds=self._options.max_age)
 
-        async def one(query: str) -> None:
+        async def one(query: str) -> bool:
             async with gate:
                 try:
                     series = await self._source.series(
@@ -136,10 +141,12 @@ class Discovery:
                 except AdapterError as err:
                     self.metrics.failures.inc()
                     log.warning("discovery: seriesQuery %r failed (%s); keeping last", query, err)
-                    return
+                    return False
                 self._parts[query] = engine.index_part(query, series)
+                return True
 
-        await asyncio.gather(*(one(q) for q in queries))
+        if all(await asyncio.gather(*(one(q) for q in queries))):
+            self.metrics.last_success.set(now.timestamp())
         parts = {q: self._parts[q] for q in queries if q in self._parts}
         self.planner = engine.combine(parts)
         self.ready = True
