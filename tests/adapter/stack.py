@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry
 from adapter.prometheus import PrometheusClient, PrometheusOptions
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
+from adapter.provider.engine import SingleBackend
 from adapter.provider.prometheus_provider import PrometheusProvider
 from adapter.provider.rules_engine import load_engine
 from adapter.provider.seams import ObjectLister
@@ -91,11 +92,14 @@ async def make_stack(
     )
     engine = load_engine(rules, source="test-rules", resolver=STATIC_RESOLVER)
     discovery = Discovery(
-        client, engine, options=DiscoveryOptions(max_age=3600, timeout=timeout), registry=registry
+        SingleBackend(client),
+        engine,
+        options=DiscoveryOptions(max_age=3600, timeout=timeout),
+        registry=registry,
     )
     cache: ResultCache[object] = ResultCache(ttl=cache_ttl, registry=registry)
     provider = PrometheusProvider(
-        client=client,
+        backends=SingleBackend(client),
         discovery=discovery,
         resolver=STATIC_RESOLVER,
         lister=lister,

@@ -116,7 +116,20 @@ def test_help_is_grouped():
     ("argv", "field", "want"),
     [
         pytest.param(
-            ["--metrics-relist-interval=1m"], "max_age", 60.0, id="max-age-defaults-to-relist"
+            ["--metrics-relist-interval=1m"], "max_age", 300.0, id="max-age-default-at-least-5m"
+        ),
+        pytest.param([], "max_age", 1200.0, id="max-age-default-twice-relist"),
+        pytest.param(
+            ["--metrics-relist-interval=1m", "--metrics-max-age=0"],
+            "max_age",
+            300.0,
+            id="max-age-zero-means-default",
+        ),
+        pytest.param(
+            ["--metrics-relist-interval=1m", "--metrics-max-age=90s"],
+            "max_age",
+            90.0,
+            id="max-age-explicit-below-default-honoured",
         ),
         pytest.param(
             ["--metrics-relist-interval=1h30m", "--metrics-max-age=2h"],

@@ -10,6 +10,7 @@ import pytest
 from adapter.errors import PrometheusUnavailable
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
+from adapter.provider.engine import SingleBackend
 from adapter.provider.rules_engine import load_engine
 from adapter.rules.resources import STATIC_RESOLVER
 
@@ -57,7 +58,9 @@ async def test_a_failing_series_query_keeps_its_last_good_result():
         }
     )
     engine = load_engine(RULES, source="t", resolver=STATIC_RESOLVER)
-    discovery = Discovery(source, engine, options=DiscoveryOptions(max_age=300, timeout=2))
+    discovery = Discovery(
+        SingleBackend(source), engine, options=DiscoveryOptions(max_age=300, timeout=2)
+    )
     assert not discovery.ready
     await discovery.run_once(now=NOW)
     assert discovery.ready
@@ -72,29 +75,33 @@ async def test_a_failing_series_query_keeps_its_last_good_result():
     source.answers['a_total{namespace!="",pod!=""}'] = []
     await discovery.run_once(now=NOW)
     assert metric_names(discovery) == ["namespaces/b_total", "pods/b_total"]
-    assert discovery.metrics.failures._value.get() == 1
+    assert discovery.metrics.failures.labels("default")._value.get() == 1
+    assert discovery.metrics.stale.labels("default")._value.get() == 1
 
 
 async def test_last_success_is_the_last_pass_where_every_query_succeeded():
     source = FakeSeries({})
     engine = load_engine(RULES, source="t", resolver=STATIC_RESOLVER)
-    discovery = Discovery(source, engine, options=DiscoveryOptions())
+    discovery = Discovery(SingleBackend(source), engine, options=DiscoveryOptions())
+    last_success = discovery.metrics.last_success.labels("default")
     await discovery.run_once(now=NOW)
-    assert discovery.metrics.last_success._value.get() == NOW.timestamp()
+    assert last_success._value.get() == NOW.timestamp()
     # one query failing: the pass serves what it can, but discovery is not fresh
     source.failing.add('b_total{namespace!="",pod!=""}')
     await discovery.run_once(now=NOW + timedelta(minutes=1))
-    assert discovery.metrics.last_success._value.get() == NOW.timestamp()
+    assert last_success._value.get() == NOW.timestamp()
     source.failing.clear()
     await discovery.run_once(now=NOW + timedelta(minutes=2))
-    assert discovery.metrics.last_success._value.get() == (NOW + timedelta(minutes=2)).timestamp()
+    assert last_success._value.get() == (NOW + timedelta(minutes=2)).timestamp()
 
 
 async def test_one_call_per_distinct_series_query_over_max_age():
     rules = RULES + RULES.split("rules:\n", 1)[1]  # the same two queries twice
     source = FakeSeries({})
     engine = load_engine(rules, source="t", resolver=STATIC_RESOLVER)
-    discovery = Discovery(source, engine, options=DiscoveryOptions(max_age=300, timeout=2))
+    discovery = Discovery(
+        SingleBackend(source), engine, options=DiscoveryOptions(max_age=300, timeout=2)
+    )
     await discovery.run_once(now=NOW)
     assert sorted(c[0] for c in source.calls) == [
         'a_total{namespace!="",pod!=""}',
@@ -107,7 +114,7 @@ async def test_first_pass_failing_still_makes_ready():
     source = FakeSeries({})
     source.failing = {'a_total{namespace!="",pod!=""}', 'b_total{namespace!="",pod!=""}'}
     engine = load_engine(RULES, source="t", resolver=STATIC_RESOLVER)
-    discovery = Discovery(source, engine, options=DiscoveryOptions())
+    discovery = Discovery(SingleBackend(source), engine, options=DiscoveryOptions())
     await discovery.run_once(now=NOW)
     assert discovery.ready
     assert discovery.planner.custom == ()
