@@ -15,7 +15,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "charts/promscaler/files/alerts.yaml"
-CASES = Path(__file__).with_name("alerts.test.yaml")
+# alerts.test.yaml evaluates every minute; alerts-long.test.yaml every 10 minutes, for `for: 12h`
+CASE_FILES = sorted(Path(__file__).parent.glob("*.test.yaml"))
 RUNBOOK = ROOT / "docs/operations.md"
 RUNBOOK_URL = "https://github.com/promscaler/promscaler/blob/main/docs/operations.md#"
 
@@ -50,6 +51,11 @@ def with_static_annotations(cases: dict[str, Any]) -> dict[str, Any]:
     return full
 
 
+def load_cases(path: Path) -> dict[str, Any]:
+    cases: dict[str, Any] = yaml.safe_load(path.read_text())
+    return cases
+
+
 def run_promtool_tests(cases: dict[str, Any], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     cases = dict(cases, rule_files=[str(RULES)])
     path = tmp_path / "alerts.test.yaml"
@@ -75,16 +81,18 @@ def test_promtool_checks_the_rule_file():
     assert f"SUCCESS: {len(alert_rules())} rules found" in result.stdout
 
 
-def test_promtool_unit_tests_pass(tmp_path):
-    result = run_promtool_tests(yaml.safe_load(CASES.read_text()), tmp_path)
+@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: p.name)
+def test_promtool_unit_tests_pass(path, tmp_path):
+    result = run_promtool_tests(load_cases(path), tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
 
 
 def test_promtool_unit_tests_catch_a_wrong_expectation(tmp_path):
     """The harness can fail: an alert expected where the data keeps it quiet is reported."""
-    cases = yaml.safe_load(CASES.read_text())
-    quiet = next(t for t in cases["tests"] if t["name"] == "in-fallback-quiet-when-recovered")
+    cases = load_cases(Path(__file__).with_name("alerts.test.yaml"))
+    (quiet,) = [t for t in cases["tests"] if t["name"] == "in-fallback-quiet-when-recovered"]
+    cases["tests"] = [quiet]
     quiet["alert_rule_test"][0]["exp_alerts"] = [
         {"exp_labels": {"severity": "warning", "namespace": "shop", "name": "worker"}}
     ]
@@ -101,9 +109,10 @@ def test_promtool_unit_tests_catch_a_wrong_expectation(tmp_path):
 def test_every_alert_has_a_firing_and_a_quiet_case():
     fires: set[str] = set()
     quiet: set[str] = set()
-    for test in yaml.safe_load(CASES.read_text())["tests"]:
-        for check in test["alert_rule_test"]:
-            (fires if check.get("exp_alerts") else quiet).add(check["alertname"])
+    for path in CASE_FILES:
+        for test in load_cases(path)["tests"]:
+            for check in test["alert_rule_test"]:
+                (fires if check.get("exp_alerts") else quiet).add(check["alertname"])
     names = set(alert_rules())
     assert names - fires == set(), "alerts no case fires"
     assert names - quiet == set(), "alerts no case keeps quiet"
