@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autoscaler.convert.model import API_VERSION, Conversion, ConvertError, Note, where
+from autoscaler.convert.model import (
+    API_VERSION,
+    Conversion,
+    ConvertError,
+    Note,
+    as_int,
+    as_mapping,
+    where,
+)
 
 __all__ = ["from_hpa"]
 
@@ -54,7 +62,8 @@ def _v2_spec(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[Note]]:
 
 def _v1_spec(spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[Note]]:
     new = {k: spec[k] for k in V1_FIELDS[:3] if k in spec}
-    percent = spec.get("targetCPUUtilizationPercentage", V1_DEFAULT_CPU_PERCENT)
+    raw = spec.get("targetCPUUtilizationPercentage", V1_DEFAULT_CPU_PERCENT)
+    percent = as_int(raw, "spec.targetCPUUtilizationPercentage")
     target = {"type": "Utilization", "averageUtilization": percent}
     new["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": target}}]
     notes = [_unknown(f"spec.{k}") for k in spec if k not in V1_FIELDS]
@@ -66,17 +75,18 @@ def _unknown(field: str) -> Note:
 
 
 def _metadata(doc: Mapping[str, Any]) -> tuple[dict[str, Any], list[Note]]:
-    meta = doc.get("metadata") or {}
-    if not meta.get("name"):
+    meta = as_mapping(doc.get("metadata"), f"{where(doc)}: metadata")
+    if not isinstance(meta.get("name"), str) or not meta.get("name"):
         raise ConvertError(f"{where(doc)}: metadata.name: required")
     new: dict[str, Any] = {"name": meta["name"]}
     if meta.get("namespace"):
         new["namespace"] = meta["namespace"]
     if meta.get("labels"):
-        new["labels"] = dict(meta["labels"])
+        new["labels"] = dict(as_mapping(meta["labels"], f"{where(doc)}: metadata.labels"))
     notes: list[Note] = []
     kept: dict[str, str] = {}
-    for key, value in (meta.get("annotations") or {}).items():
+    annotations = as_mapping(meta.get("annotations"), f"{where(doc)}: metadata.annotations")
+    for key, value in annotations.items():
         if key in V1_ALPHA_ANNOTATIONS:
             notes.append(Note(f"metadata.annotations[{key}]", _ALPHA, True))
         elif key not in SERVER_ANNOTATIONS:

@@ -11,7 +11,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from autoscaler.convert.keda_triggers import convert_trigger
-from autoscaler.convert.model import API_VERSION, Conversion, ConvertError, Note, where
+from autoscaler.convert.model import (
+    API_VERSION,
+    Conversion,
+    ConvertError,
+    Note,
+    as_int,
+    as_mapping,
+    where,
+)
 
 __all__ = ["from_scaled_object"]
 
@@ -56,8 +64,8 @@ def from_scaled_object(doc: Mapping[str, Any]) -> Conversion:
     spec = doc.get("spec")
     if not isinstance(spec, Mapping):
         raise ConvertError(f"{where(doc)}: spec: expected an object")
-    name = (doc.get("metadata") or {}).get("name")
-    if not name:
+    name = as_mapping(doc.get("metadata"), f"{where(doc)}: metadata").get("name")
+    if not isinstance(name, str) or not name:
         raise ConvertError(f"{where(doc)}: metadata.name: required")
     try:
         return _convert(doc, spec, str(name))
@@ -71,14 +79,14 @@ def _convert(doc: Mapping[str, Any], spec: Mapping[str, Any], name: str) -> Conv
     new: dict[str, Any] = {
         "scaleTargetRef": _target_ref(spec, notes),
         "minReplicas": minimum,
-        "maxReplicas": spec.get("maxReplicaCount", DEFAULT_MAX),
+        "maxReplicas": as_int(spec.get("maxReplicaCount", DEFAULT_MAX), "spec.maxReplicaCount"),
     }
     metrics, rules = _triggers(spec, name, to_zero, notes)
     new["metrics"] = metrics
     _cooldowns(spec, new, to_zero, notes)
     if "fallback" in spec:
         new["fallback"] = _fallback(spec["fallback"])
-    behavior = _advanced(spec.get("advanced") or {}, notes)
+    behavior = _advanced(as_mapping(spec.get("advanced"), "spec.advanced"), notes)
     metadata = _metadata(doc, behavior, notes)
     if behavior:
         new["behavior"] = behavior
@@ -114,13 +122,13 @@ def _target_ref(spec: Mapping[str, Any], notes: list[Note]) -> dict[str, Any]:
 def _min_replicas(spec: Mapping[str, Any], notes: list[Note]) -> tuple[int, bool]:
     """(minReplicas, scales to zero). idleReplicaCount 0 below minReplicaCount N is KEDA's
     "0 when idle, at least N when active"; the Autoscaler's floor when active is 1."""
-    minimum = int(spec.get("minReplicaCount", DEFAULT_MIN))
+    minimum = as_int(spec.get("minReplicaCount", DEFAULT_MIN), "spec.minReplicaCount")
     idle = spec.get("idleReplicaCount")
     if idle is None or minimum == 0:
         if idle is not None:
             notes.append(Note("spec.idleReplicaCount", "no effect with minReplicaCount 0", False))
         return minimum, minimum == 0
-    if int(idle) == 0:
+    if as_int(idle, "spec.idleReplicaCount") == 0:
         notes.append(
             Note(
                 "spec.idleReplicaCount",
@@ -171,9 +179,11 @@ def _cooldowns(
             if key in spec:
                 notes.append(Note(f"spec.{key}", "no effect without scale to zero", False))
         return
-    stz = {"cooldownSeconds": int(spec.get("cooldownPeriod", DEFAULT_COOLDOWN))}
+    cooldown = as_int(spec.get("cooldownPeriod", DEFAULT_COOLDOWN), "spec.cooldownPeriod")
+    stz = {"cooldownSeconds": cooldown}
     if spec.get("initialCooldownPeriod"):
-        stz["initialCooldownSeconds"] = int(spec["initialCooldownPeriod"])
+        initial = as_int(spec["initialCooldownPeriod"], "spec.initialCooldownPeriod")
+        stz["initialCooldownSeconds"] = initial
     new["scaleToZero"] = stz
     notes.append(
         Note(
@@ -190,7 +200,7 @@ def _fallback(fallback: Any) -> dict[str, Any]:
     if not isinstance(fallback, Mapping):
         raise ConvertError("spec.fallback: expected an object")
     behavior = fallback.get("behavior", "static")
-    if behavior not in FALLBACK_BEHAVIORS:
+    if not isinstance(behavior, str) or behavior not in FALLBACK_BEHAVIORS:
         raise ConvertError(
             f"spec.fallback.behavior: {behavior!r} "
             f"(expected one of {', '.join(FALLBACK_BEHAVIORS)})"
@@ -199,10 +209,10 @@ def _fallback(fallback: Any) -> dict[str, Any]:
         if key not in fallback:
             raise ConvertError(f"spec.fallback.{key}: required")
     return {
-        "failureThreshold": int(fallback["failureThreshold"]),
+        "failureThreshold": as_int(fallback["failureThreshold"], "spec.fallback.failureThreshold"),
         # KEDA leaves fallback on the first good read: one good pass, no hysteresis
         "recoveryThreshold": 1,
-        "replicas": int(fallback["replicas"]),
+        "replicas": as_int(fallback["replicas"], "spec.fallback.replicas"),
         "behavior": FALLBACK_BEHAVIORS[behavior],
     }
 
@@ -212,7 +222,8 @@ def _advanced(advanced: Mapping[str, Any], notes: list[Note]) -> dict[str, Any]:
     for key, value in advanced.items():
         at = f"spec.advanced.{key}"
         if key == "horizontalPodAutoscalerConfig":
-            behavior = dict(value.get("behavior") or {})
+            value = as_mapping(value, at)
+            behavior = dict(as_mapping(value.get("behavior"), f"{at}.behavior"))
             if value.get("name"):
                 notes.append(Note(f"{at}.name", "no HPA is created: dropped", False))
         elif key == "restoreToOriginalReplicaCount":
@@ -235,21 +246,23 @@ _MODIFIERS = (
 def _metadata(
     doc: Mapping[str, Any], behavior: dict[str, Any], notes: list[Note]
 ) -> dict[str, Any]:
-    meta = doc.get("metadata") or {}
+    meta = as_mapping(doc.get("metadata"), "metadata")
     new: dict[str, Any] = {"name": meta["name"]}
     if meta.get("namespace"):
         new["namespace"] = meta["namespace"]
     if meta.get("labels"):
-        new["labels"] = dict(meta["labels"])
+        new["labels"] = dict(as_mapping(meta["labels"], "metadata.labels"))
     kept: dict[str, str] = {}
-    for key, value in (meta.get("annotations") or {}).items():
+    for key, value in as_mapping(meta.get("annotations"), "metadata.annotations").items():
         at = f"metadata.annotations[{key}]"
         if key in PAUSE:
             kept[PAUSE[key]] = str(value)
         elif key in PAUSE_DIRECTION:
             if str(value).lower() == "true":
-                rules = behavior.setdefault(PAUSE_DIRECTION[key], {})
+                direction = PAUSE_DIRECTION[key]
+                rules = dict(as_mapping(behavior.get(direction), f"spec.behavior.{direction}"))
                 rules["selectPolicy"] = "Disabled"
+                behavior[direction] = rules
                 direction = PAUSE_DIRECTION[key]
                 notes.append(
                     Note(at, f"carried as spec.behavior.{direction}.selectPolicy: Disabled", False)

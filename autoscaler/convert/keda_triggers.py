@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autoscaler.convert.model import ConvertError, Note
+from autoscaler.convert.model import ConvertError, Note, as_int
 from autoscaler.convert.promql import QueryError, first_selector
 
 __all__ = ["Converted", "convert_trigger"]
@@ -58,6 +58,8 @@ def _prometheus(
 ) -> Converted:
     meta = _metadata(trigger, at)
     query = _required(meta, "query", at)
+    if not isinstance(query, str):
+        raise ConvertError(f"{at}.metadata.query: expected a string")
     name = _metric_name(trigger, meta, owner=owner, query=query, at=at)
     metric: dict[str, Any] = {
         "type": "External",
@@ -140,7 +142,8 @@ def _resource(trigger: Mapping[str, Any], *, at: str) -> Converted:
     kind = trigger.get("metricType") or meta.get("type") or "Utilization"
     value = _required(meta, "value", at)
     if kind == "Utilization":
-        target: dict[str, Any] = {"type": "Utilization", "averageUtilization": int(value)}
+        percent = as_int(value, f"{at}.metadata.value")
+        target: dict[str, Any] = {"type": "Utilization", "averageUtilization": percent}
     elif kind == "AverageValue":
         target = {"type": "AverageValue", "averageValue": str(value)}
     else:

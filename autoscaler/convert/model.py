@@ -6,7 +6,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["API_VERSION", "Conversion", "ConvertError", "Note", "convert", "where"]
+__all__ = [
+    "API_VERSION",
+    "Conversion",
+    "ConvertError",
+    "Note",
+    "as_int",
+    "as_mapping",
+    "convert",
+    "where",
+]
 
 API_VERSION = "promscaler.dev/v1alpha1"
 
@@ -50,9 +59,31 @@ class Conversion:
         return any(n.changes_behaviour for n in self.notes)
 
 
+def as_int(value: Any, field: str) -> int:
+    """An integer field (KEDA and kubectl write some as strings), or a ConvertError."""
+    if isinstance(value, bool):
+        raise ConvertError(f"{field}: expected an integer, got {value!r}")
+    try:
+        number = int(str(value), 10)
+    except ValueError as err:
+        raise ConvertError(f"{field}: expected an integer, got {value!r}") from err
+    return number
+
+
+def as_mapping(value: Any, field: str) -> Mapping[str, Any]:
+    """An object field (None reads as empty), or a ConvertError."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConvertError(f"{field}: expected an object, got {type(value).__name__}")
+    return value
+
+
 def where(doc: Mapping[str, Any]) -> str:
     """`Kind namespace/name` of a manifest, for messages."""
-    meta = doc.get("metadata") or {}
+    meta = doc.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
     return f"{doc.get('kind')} {meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
@@ -68,9 +99,9 @@ def convert(doc: Mapping[str, Any]) -> Conversion:
         "HorizontalPodAutoscaler": from_hpa,
     }
     kind = doc.get("kind")
-    if kind not in by_kind:
+    if not isinstance(kind, str) or kind not in by_kind:
         raise ConvertError(
             f"{where(doc)}: kind {kind!r} cannot be converted "
             "(expected ScaledObject or HorizontalPodAutoscaler)"
         )
-    return by_kind[str(kind)](doc)
+    return by_kind[kind](doc)
