@@ -83,15 +83,11 @@ def _api(url: str, path: str, **params: str) -> Any:
 
 
 def _time_range(url: str) -> tuple[float, float]:
-    """The span of the programs' scrapes: from the first to the last `up` sample."""
-    now = _api(url, "query", query="time()")["result"][1]
-    found = _api(url, "query", query='timestamp(up{job="promscaler-autoscaler"})', time=now)
-    if not found["result"]:
-        raise SystemExit("the run's Prometheus holds no scrape of the programs: run `make demo`")
-    end = float(found["result"][0]["value"][1])
-    first = f'min_over_time(timestamp(up{{job="promscaler-autoscaler"}})[1h:{STEP:g}s])'
-    start = float(_api(url, "query", query=first, time=str(end))["result"][0]["value"][1])
-    return start, end
+    """The span of the run's data (the TSDB head: the demo's Prometheus ran once)."""
+    head = _api(url, "status/tsdb")["headStats"]
+    if not head.get("numSeries"):
+        raise SystemExit("the run's Prometheus holds no data: run `make demo` first")
+    return head["minTime"] / 1000, head["maxTime"] / 1000
 
 
 def _panel_series(url: str, panel: dict[str, Any], start: float, end: float) -> list[Series]:
