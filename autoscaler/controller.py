@@ -106,6 +106,7 @@ class Controller:
             self.metrics.forget(str(meta.get("namespace", "")), str(meta.get("name", "")))
             if self.holder is not None:
                 self.holder.release(key)
+            self._reconciler.forget(key)
             self._wake(self.index.remove("Autoscaler", obj))
         else:
             self._wake(self.index.update("Autoscaler", obj), skip=key)

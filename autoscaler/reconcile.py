@@ -78,7 +78,7 @@ class Reconciler:
     async def reconcile(self, obj: JSON, *, now: datetime, write: bool = True) -> Outcome:
         meta, spec = obj.get("metadata", {}), with_default_metrics(obj.get("spec") or {})
         ns = str(meta.get("namespace", ""))
-        status = dict(obj.get("status") or {})
+        status = self._status.base(obj)
         try:
             scale = await self._cluster.get_scale(ns, spec.get("scaleTargetRef") or {})
         except ClusterError as e:
@@ -110,6 +110,10 @@ class Reconciler:
             await self._fail(obj, status, now, "InvalidSpec", msg, write=write, active=True)
             return Outcome(reason="InvalidSpec", replicas=scale.replicas, error=str(e))
         return await self._act(obj, status, scale, metrics, result, now=now, write=write)
+
+    def forget(self, key: str) -> None:
+        """The Autoscaler `namespace/name` was deleted."""
+        self._status.forget(key)
 
     def _conflict(self, obj: JSON) -> str:
         """Why another scaler holds this one's target, or "" when this one may act."""

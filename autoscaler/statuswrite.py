@@ -2,7 +2,9 @@
 
 The recommendation history is persisted in status (so a new leader continues the stabilization
 window) but refreshed at most every `history_refresh` seconds when nothing else changed, or
-every pass would be a status write.
+every pass would be a status write. A pass whose write was skipped is still the next pass's
+starting point (`base`): the leader decides from exact history timestamps (which the controls'
+lastActiveTime is taken from), and only a new leader starts from the persisted, older ones.
 """
 
 from __future__ import annotations
@@ -27,8 +29,22 @@ class StatusWriter:
     def __init__(self, cluster: Cluster, *, options: ControllerOptions) -> None:
         self._cluster = cluster
         self._options = options
+        # key -> (the persisted status a skipped write was compared with, the skipped status)
+        self._unwritten: dict[str, tuple[JSON, JSON]] = {}
+
+    def base(self, obj: JSON) -> JSON:
+        """The status a pass starts from: the persisted one, or what the last pass computed when
+        its write was skipped and nobody has changed the status since."""
+        persisted = dict(obj.get("status") or {})
+        held = self._unwritten.get(_key(obj))
+        return dict(held[1]) if held is not None and held[0] == persisted else persisted
+
+    def forget(self, key: str) -> None:
+        self._unwritten.pop(key, None)
 
     async def write(self, obj: JSON, old: JSON, status: JSON, history: Any) -> None:
+        """Write `status` unless it equals the persisted one (as `_unchanged` judges); `old` is
+        the status the pass started from."""
         spec = with_default_metrics(obj.get("spec") or {})
         new = {k: v for k, v in status.items() if v is not None}
         new["history"] = history
@@ -37,9 +53,12 @@ class StatusWriter:
         new["targets"] = targets(spec, new.get("currentMetrics"))
         if "lastScaleTime" not in new and old.get("lastScaleTime"):
             new["lastScaleTime"] = old["lastScaleTime"]
-        if self._unchanged(old, new, spec):
+        persisted = dict(obj.get("status") or {})
+        if self._unchanged(persisted, new, spec):
+            self._unwritten[_key(obj)] = (persisted, new)
             return  # no write (the HPA also skips no-op status updates)
-        patch: JSON = {k: None for k in old if k not in new}  # merge patch: null removes
+        self._unwritten.pop(_key(obj), None)
+        patch: JSON = {k: None for k in persisted if k not in new}  # merge patch: null removes
         patch.update(new)
         meta = obj.get("metadata", {})
         try:

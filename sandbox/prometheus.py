@@ -195,6 +195,11 @@ class PrometheusServer:
         """The process id while running (tests SIGSTOP it to make a hung server)."""
         return self._process.pid if self.running and self._process is not None else None
 
+    def signal(self, sig: int) -> None:
+        """Send the running process a signal (SIGSTOP, then SIGCONT: a Prometheus that hangs)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.send_signal(sig)
+
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL); data and port are kept for `start()`."""
         if self._process is None:

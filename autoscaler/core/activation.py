@@ -1,6 +1,9 @@
-"""Activation: whether each metric with an `activation` block is active on this pass.
+"""Activation: whether each Object or External metric is active on this pass.
 
-A metric is active when its value is strictly greater than its threshold, both in thousandths.
+Only when some metric has an `activation` block. A metric is active when its value is strictly
+greater than its threshold, both in thousandths; an Object or External metric without a block
+has the threshold 0 (KEDA's default activation threshold), so any work it reports keeps the
+target up or wakes it. Resource and Pods metrics are never active (they have no value at 0).
 The value is what the target compares before dividing by replicas: an External metric's items
 summed (as upstream's external metrics client sums them), an Object metric's first item.
 """
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autoscaler.core.measure import Outcome
-from autoscaler.core.model import EXTERNAL, MetricInput, MetricItems, MetricSpec
+from autoscaler.core.model import EXTERNAL, OBJECT, MetricInput, MetricItems, MetricSpec
 from autoscaler.core.proposal import Proposal
 
 __all__ = ["active_flags", "metric_value"]
@@ -22,13 +25,17 @@ def active_flags(
     outcomes: Sequence[Outcome],
     thresholds: Sequence[int | None],
 ) -> tuple[bool | None, ...]:
-    """Per metric: True/False when it has a block and was measured, None otherwise."""
+    """Per metric: True/False when it is an Object/External metric and was measured, None
+    otherwise (and for every metric when no metric has an activation block)."""
     if not thresholds:
         return (None,) * len(specs)
     out: list[bool | None] = []
     for spec, data, outcome, threshold in zip(specs, inputs, outcomes, thresholds, strict=True):
-        value = metric_value(spec, data) if isinstance(outcome, Proposal) else None
-        out.append(None if threshold is None or value is None else value > threshold)
+        if spec.type not in (OBJECT, EXTERNAL) or not isinstance(outcome, Proposal):
+            out.append(None)
+            continue
+        value = metric_value(spec, data)
+        out.append(None if value is None else value > (threshold or 0))
     return tuple(out)
 
 

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from autoscaler.core.controls_model import (
+    EMPTY_CONTROL_STATUS,
     FALLBACK_BEHAVIORS,
+    NO_CONTROLS,
     PAUSED_ANNOTATION,
     PAUSED_REPLICAS_ANNOTATION,
     ActiveSchedule,
@@ -50,8 +52,10 @@ def parse_controls(doc: Mapping[str, Any], autoscaler: Mapping[str, Any]) -> Con
     spec = as_obj(autoscaler, "spec", "autoscaler")
     meta = as_obj(autoscaler, "metadata", "autoscaler")
     annotations = as_obj(meta, "annotations", "autoscaler.metadata")
-    created = meta.get("creationTimestamp")
     conflict = as_obj(doc, "conflict", "")
+    if not (conflict or _PAUSE_KEYS.intersection(annotations) or _mentions_controls(spec)):
+        return NO_CONTROLS  # the common case, in a few dictionary lookups
+    created = meta.get("creationTimestamp")
     _check_bounds(spec, "autoscaler.spec")
     return Controls(
         activation=_activation(spec, "autoscaler.spec"),
@@ -64,6 +68,19 @@ def parse_controls(doc: Mapping[str, Any], autoscaler: Mapping[str, Any]) -> Con
         paused=_annotation(annotations, PAUSED_ANNOTATION),
         paused_replicas=_annotation(annotations, PAUSED_REPLICAS_ANNOTATION),
         conflict=as_str(conflict, "message", "conflict", required=True) if conflict else None,
+    )
+
+
+_PAUSE_KEYS = frozenset({PAUSED_ANNOTATION, PAUSED_REPLICAS_ANNOTATION})
+_SPEC_KEYS = frozenset({"scaleToZero", "fallback", "schedules"})
+
+
+def _mentions_controls(spec: Mapping[str, Any]) -> bool:
+    if not _SPEC_KEYS.isdisjoint(spec):
+        return True
+    metrics = spec.get("metrics")
+    return isinstance(metrics, list) and any(
+        isinstance(m, dict) and "activation" in m for m in metrics
     )
 
 
@@ -179,8 +196,8 @@ def _schedule(obj: Mapping[str, Any], path: str) -> Schedule:
 
 def parse_control_status(obj: Mapping[str, Any], path: str) -> ControlStatus:
     """The controls' memory in an Autoscaler status (absent fields: a fresh start)."""
-    if not obj:
-        return ControlStatus()
+    if not obj or _STATUS_KEYS.isdisjoint(obj):
+        return EMPTY_CONTROL_STATUS
     last = obj.get("lastActiveTime")
     paused = obj.get("paused")
     return ControlStatus(
@@ -195,6 +212,19 @@ def parse_control_status(obj: Mapping[str, Any], path: str) -> ControlStatus:
         paused_replicas=as_int(obj, "pausedReplicas", path, minimum=0, maximum=I32),
         schedules=_active_schedules(obj.get("schedules"), f"{path}.schedules"),
     )
+
+
+_STATUS_KEYS = frozenset(
+    {
+        "lastActiveTime",
+        "metricHealth",
+        "active",
+        "fallback",
+        "paused",
+        "pausedReplicas",
+        "schedules",
+    }
+)
 
 
 def _health(raw: Any, path: str) -> MetricHealth:

@@ -84,7 +84,8 @@ class Controls:
 
     @property
     def has_activation(self) -> bool:
-        return any(t is not None for t in self.activation)
+        # parse_controls leaves () when no metric has a block: the common case costs nothing
+        return bool(self.activation) and any(t is not None for t in self.activation)
 
     @property
     def present(self) -> bool:

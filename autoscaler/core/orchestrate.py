@@ -10,7 +10,7 @@ the caller persists in the Autoscaler's status, so a restart or a failover chang
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from autoscaler.core.activation import active_flags
 from autoscaler.core.conditions import ABLE_TO_SCALE, FALSE, TRUE, Conditions
@@ -38,10 +38,11 @@ from autoscaler.core.model import (
     MetricInput,
     Pod,
     Scale,
+    Shape,
     Spec,
     Status,
 )
-from autoscaler.core.pause import apply_pause, pause_report, read_pause
+from autoscaler.core.pause import Pause, apply_pause, pause_report, read_pause
 from autoscaler.core.proposal import MetricFailure, Proposal
 from autoscaler.core.schedules import effective_bounds, open_windows
 
@@ -50,6 +51,21 @@ __all__ = ["decide_controlled"]
 PAUSED = "Paused"
 FALLBACK = "Fallback"
 AMBIGUOUS = "AmbiguousTarget"
+
+
+@dataclass(frozen=True, slots=True)
+class _Before:
+    """What the controls settle before upstream decides."""
+
+    spec: Spec  # with the effective [min, max] of the open windows
+    windows: tuple[ActiveSchedule, ...]
+    window_lines: tuple[str, ...]
+    outcomes: tuple[Outcome, ...] | None  # fallback proposals in place; None: nothing measured
+    health: tuple[MetricHealth, ...]
+    active: bool | None  # None: neither activation blocks nor scaleToZero
+    in_fallback: bool
+    last_active: int | None
+    shape: Shape | None
 
 
 def decide_controlled(
@@ -71,53 +87,9 @@ def decide_controlled(
     if not controls.present:
         decision = decide(spec, status, scale, pods, metrics, history, now=now, options=options)
         return decision if state == EMPTY_CONTROL_STATUS else _retired(decision, state, now=now)
-    current = scale.spec_replicas
-    windows = open_windows(controls.schedules, now=now)
-    base_min = 1 if spec.min_replicas is None else spec.min_replicas
-    low, high, window_lines = effective_bounds(base_min, spec.max_replicas, windows)
-    eff = replace(spec, min_replicas=low, max_replicas=high) if windows else spec
-    outcomes = _measure(eff, scale, pods, metrics, now=now, options=options)
-    flags = (
-        active_flags(spec.metrics, metrics, outcomes, controls.activation)
-        if outcomes is not None
-        else (None,) * len(spec.metrics)
-    )
-    health = count_failures(
-        state.metric_health,
-        spec.metrics,
-        metrics,
-        outcomes,
-        fallback=controls.fallback,
-        active=flags,
-    )
-    given = (
-        with_fallback(outcomes, health, spec.metrics, controls.fallback, current=current)
-        if outcomes is not None
-        else None
-    )
-    active = _active(controls, flags, given)
-    failing = outcomes is not None and any(isinstance(o, MetricFailure) for o in outcomes)
-    tracks_activity = controls.has_activation or controls.scale_to_zero is not None
-    last_active = (
-        last_active_time(
-            state.last_active_time, was_active=state.active, active=active, history=history, now=now
-        )
-        if tracks_activity
-        else None
-    )
-    in_fallback = controls.fallback is not None and any(h.fallback for h in health)
-    shape = zero_shape(
-        controls,
-        current=current,
-        active=active or (failing and current > 0),  # a failed metric never lets 1 go to 0
-        waking_fallback=in_fallback
-        and controls.fallback is not None
-        and fallback_replicas(controls.fallback, current) > 0,
-        last_active=last_active,
-        now=now,
-    )
+    before = _settle(spec, scale, pods, metrics, history, now, options, controls, state)
     decision = decide(
-        eff,
+        before.spec,
         status,
         scale,
         pods,
@@ -125,9 +97,93 @@ def decide_controlled(
         history,
         now=now,
         options=options,
-        outcomes=given,
-        shape=shape,
+        outcomes=before.outcomes,
+        shape=before.shape,
     )
+    return _after(decision, before, status, controls, state, current=scale.spec_replicas, now=now)
+
+
+def _settle(
+    spec: Spec,
+    scale: Scale,
+    pods: Sequence[Pod],
+    metrics: Sequence[MetricInput],
+    history: History | None,
+    now: int,
+    options: ControllerOptions,
+    controls: Controls,
+    state: ControlStatus,
+) -> _Before:
+    """Windows, measurements, failure counts, fallback proposals, activity and the shape."""
+    current = scale.spec_replicas
+    windows = open_windows(controls.schedules, now=now)
+    base_min = 1 if spec.min_replicas is None else spec.min_replicas
+    low, high, window_lines = effective_bounds(base_min, spec.max_replicas, windows)
+    eff = replace(spec, min_replicas=low, max_replicas=high) if windows else spec
+    measured = _measure(eff, scale, pods, metrics, now=now, options=options)
+    flags = (
+        active_flags(spec.metrics, metrics, measured, controls.activation)
+        if measured is not None
+        else (None,) * len(spec.metrics)
+    )
+    health = count_failures(
+        state.metric_health,
+        spec.metrics,
+        metrics,
+        measured,
+        fallback=controls.fallback,
+        active=flags,
+    )
+    given = (
+        with_fallback(measured, health, spec.metrics, controls.fallback, current=current)
+        if measured is not None
+        else None
+    )
+    in_fallback = controls.fallback is not None and any(h.fallback for h in health)
+    active = _active(controls, flags, given)
+    tracks = controls.has_activation or controls.scale_to_zero is not None
+    last_active = (
+        last_active_time(
+            state.last_active_time, was_active=state.active, active=active, history=history, now=now
+        )
+        if tracks
+        else None
+    )
+    failing = measured is not None and any(isinstance(o, MetricFailure) for o in measured)
+    fb = controls.fallback
+    waking = in_fallback and fb is not None and fallback_replicas(fb, current) > 0
+    shape = zero_shape(
+        controls,
+        current=current,
+        active=active or (failing and current > 0),  # a failed metric never lets 1 go to 0
+        waking_fallback=waking,
+        last_active=last_active,
+        now=now,
+    )
+    return _Before(
+        eff,
+        windows,
+        window_lines,
+        given,
+        health,
+        active if tracks else None,
+        in_fallback,
+        last_active,
+        shape,
+    )
+
+
+def _after(
+    decision: Decision,
+    before: _Before,
+    status: Status,
+    controls: Controls,
+    state: ControlStatus,
+    *,
+    current: int,
+    now: int,
+) -> Decision:
+    """Pause or conflict on the result, the controls' conditions and events, the new memory."""
     pause = read_pause(controls, state)
     if controls.conflict is not None:  # another Autoscaler or an HPA owns the target
         decision = unwritten(decision)
@@ -135,39 +191,55 @@ def decide_controlled(
     else:
         decision = apply_pause(decision, pause, current=current, now=now)
     conds = Conditions(decision.status.conditions, now=now)
-    events: list[ControlEvent] = []
-    paused_cond, pause_events = pause_report(
-        pause, state, _condition(status.conditions, PAUSED, "message")
-    )
-    if paused_cond is not None:
-        conds.set(PAUSED, *paused_cond)
-    events.extend(pause_events)
-    if controls.fallback is not None:
-        _fallback_condition(conds, health, in_fallback=in_fallback)
-        events.extend(
-            fallback_events(state.fallback, in_fallback, health, controls.fallback, current)
-        )
-    events.extend(_schedule_events(state.schedules, windows))
-    if controls.conflict is not None:
-        conds.set(ABLE_TO_SCALE, FALSE, AMBIGUOUS, controls.conflict)
-        if _condition(status.conditions, ABLE_TO_SCALE, "reason") != AMBIGUOUS:
-            events.append(ControlEvent("Warning", AMBIGUOUS, controls.conflict))
-    new_state = ControlStatus(
-        last_active_time=last_active,
-        metric_health=health,
-        active=active if tracks_activity else None,
-        fallback=in_fallback if controls.fallback is not None else None,
+    events = _report(conds, before, status, controls, state, pause, current=current)
+    memory = ControlStatus(
+        last_active_time=before.last_active,
+        metric_health=before.health,
+        active=before.active,
+        fallback=before.in_fallback if controls.fallback is not None else None,
         paused=pause.paused,
         paused_replicas=pause.replicas,
-        schedules=windows if controls.schedules else None,
+        schedules=before.windows if controls.schedules else None,
     )
     return replace(
         decision,
         status=replace(decision.status, conditions=conds.snapshot()),
-        explanation=(*window_lines, *decision.explanation),
-        controls=new_state,
-        events=tuple(events),
+        explanation=(*before.window_lines, *decision.explanation),
+        controls=memory,
+        events=events,
     )
+
+
+def _report(
+    conds: Conditions,
+    before: _Before,
+    status: Status,
+    controls: Controls,
+    state: ControlStatus,
+    pause: Pause,
+    *,
+    current: int,
+) -> tuple[ControlEvent, ...]:
+    """Sets the Paused, Fallback and AmbiguousTarget conditions; returns the pass's events."""
+    events: list[ControlEvent] = []
+    old_message = _condition(status.conditions, PAUSED, "message")
+    paused_cond, pause_events = pause_report(pause, state, old_message)
+    if paused_cond is not None:
+        conds.set(PAUSED, *paused_cond)
+    events.extend(pause_events)
+    if controls.fallback is not None:
+        _fallback_condition(conds, before.health, in_fallback=before.in_fallback)
+        events.extend(
+            fallback_events(
+                state.fallback, before.in_fallback, before.health, controls.fallback, current
+            )
+        )
+    events.extend(_schedule_events(state.schedules, before.windows))
+    if controls.conflict is not None:
+        conds.set(ABLE_TO_SCALE, FALSE, AMBIGUOUS, controls.conflict)
+        if _condition(status.conditions, ABLE_TO_SCALE, "reason") != AMBIGUOUS:
+            events.append(ControlEvent("Warning", AMBIGUOUS, controls.conflict))
+    return tuple(events)
 
 
 def _measure(
@@ -208,9 +280,15 @@ def _condition(conditions: Sequence[Condition], type_: str, field: str) -> str |
 def _fallback_condition(
     conds: Conditions, health: Sequence[MetricHealth], *, in_fallback: bool
 ) -> None:
+    """True/MetricsFailing in fallback; False/MetricsRecovered once it has been, else
+    False/MetricsHealthy."""
     if in_fallback:
         names = ", ".join(f"metrics[{h.index}] {h.name}" for h in health if h.fallback)
         conds.set(FALLBACK, TRUE, "MetricsFailing", f"in fallback: {names}")
+        return
+    old = conds.first(FALLBACK)
+    if old is not None and old.reason in ("MetricsFailing", "MetricsRecovered"):
+        conds.set(FALLBACK, FALSE, "MetricsRecovered", "the metrics recovered from fallback")
     else:
         conds.set(FALLBACK, FALSE, "MetricsHealthy", "no metric is in fallback")
 

@@ -24,11 +24,13 @@ __all__ = ["effective_bounds", "open_windows", "schedule_problem"]
 
 _MINUTE = timedelta(minutes=1)
 _SECOND = timedelta(seconds=1)
+_HOUR = timedelta(hours=1)
 _MAX_GAP_MINUTES = 24 * 60  # no zone has skipped more than a day (Samoa, 2011)
 _MAX_SKIPPED_FIRINGS = 10_000  # firings after `now` seen when starting past a repeated hour
 _EPOCH = datetime(1970, 1, 1)
 
 
+@lru_cache(maxsize=4096)
 def schedule_problem(cron: str, zone: str) -> tuple[str, str] | None:
     """(field, why) when the cron expression or the zone is not valid, else None."""
     if len(cron.split()) != 5:
@@ -61,8 +63,44 @@ def open_windows(schedules: Sequence[Schedule], *, now: int) -> tuple[ActiveSche
     return tuple(out)
 
 
+_SPANS: dict[tuple[str, str], tuple[int, int, int | None]] = {}
+_SPANS_LIMIT = 4096  # distinct (cron, zone) pairs remembered
+
+
 def latest_start(s: Schedule, *, now: int) -> int | None:
-    """The instant (ns) of the last firing at or before `now`, None if there is none."""
+    """The instant (ns) of the last firing at or before `now`, None if there is none.
+
+    Memoized per (cron, zone) as the span [from, until) of instants that share the answer, so
+    passes between two firings (most of them) cost a dictionary lookup."""
+    key = (s.schedule, s.time_zone)
+    span = _SPANS.get(key)
+    if span is not None and span[0] <= now < span[1]:
+        return span[2]
+    start = _latest_start(s, now=now)
+    until = _next_start(s, now=now)
+    if until is not None and len(_SPANS) < _SPANS_LIMIT:
+        _SPANS[key] = (start if start is not None else now, until, start)
+    return start
+
+
+def _next_start(s: Schedule, *, now: int) -> int | None:
+    """The instant of the first firing after `now` (None if there is none)."""
+    zone = _zone(s.time_zone)
+    if zone is None:
+        return None
+    # from two hours of wall clock back, so a repeated hour's firings are not missed
+    firings = CronSim(s.schedule, _wall(now, zone).replace(microsecond=0) - 2 * _HOUR)
+    for _ in range(_MAX_SKIPPED_FIRINGS):
+        try:
+            instant = instant_of(next(firings), zone)
+        except StopIteration:
+            return None
+        if instant > now:
+            return instant
+    return None
+
+
+def _latest_start(s: Schedule, *, now: int) -> int | None:
     zone = _zone(s.time_zone)
     if zone is None:
         return None

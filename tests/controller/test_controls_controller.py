@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from datetime import UTC, datetime
+import logging
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from autoscaler.app import _hpa_informers
 from autoscaler.cluster import failure
 from autoscaler.conflicts import TargetIndex
+from autoscaler.kube.client import KubeError
+from autoscaler.kube.discovery import ResourceRef
 from autoscaler.kube.targets import TargetWatcher
 from autoscaler.reconcile import ControllerOptions, Outcome, Reconciler
-from tests.controller.fakes import FakeCluster, ScriptedDecide, autoscaler, external_value
+from tests.controller.fakes import FakeCluster, ScriptedDecide, autoscaler, external, external_value
 from tests.controller.test_controller import FakeReconciler, Store, controller
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -312,3 +316,74 @@ async def test_the_target_watcher_reports_drift_only():
         assert watcher.held() == {}
     finally:
         await watcher.close()
+
+
+async def test_a_skipped_status_write_still_feeds_the_next_pass():
+    """Steady at 5 replicas, the second pass changes only recommendation timestamps, so its
+    write is skipped; when the queue empties on the third pass, lastActiveTime is the second
+    pass (the last active one), not the older persisted first pass."""
+    from autoscaler.core import decide_document
+
+    cluster = FakeCluster()
+    cluster.add_target("web", 5)
+    cluster.metrics["queue"] = external_value("50")
+    obj = autoscaler(metrics=[{**external("queue", "10", average=True)}], min_replicas=0)
+    obj["spec"]["scaleToZero"] = {"cooldownSeconds": 300}
+    rec = reconciler(cluster, decide_document)
+    t = [NOW + timedelta(seconds=s) for s in (0, 15, 30)]
+    await rec.reconcile(obj, now=t[0])
+    await rec.reconcile(obj, now=t[1])
+    assert len(cluster.status_patches) == 1, "the second pass changed only timestamps"
+    cluster.metrics["queue"] = external_value("0")
+    await rec.reconcile(obj, now=t[2])
+    assert obj["status"]["lastActiveTime"] == "2026-01-01T00:00:15Z"
+    rec.forget("default/web")
+    assert rec._status.base(obj) == obj["status"]
+
+
+class FakeDiscovery:
+    def __init__(self, answer):
+        self.answer = answer
+
+    async def find(self, api_version, kind):
+        assert (api_version, kind) == ("autoscaling/v2", "HorizontalPodAutoscaler")
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "namespaces", "paths", "logged"),
+    [
+        pytest.param(
+            ResourceRef("/apis/autoscaling/v2", "horizontalpodautoscalers", True, True),
+            (),
+            ["/apis/autoscaling/v2/horizontalpodautoscalers"],
+            "",
+            id="served-all-namespaces",
+        ),
+        pytest.param(
+            ResourceRef("/apis/autoscaling/v2", "horizontalpodautoscalers", True, True),
+            ("a", "b"),
+            [
+                "/apis/autoscaling/v2/namespaces/a/horizontalpodautoscalers",
+                "/apis/autoscaling/v2/namespaces/b/horizontalpodautoscalers",
+            ],
+            "",
+            id="served-watched-namespaces",
+        ),
+        pytest.param(None, (), [], "does not serve", id="not-served-skipped"),
+        pytest.param(
+            KubeError(0, "Unavailable", "down"), (), [], "discovery", id="discovery-failed"
+        ),
+    ],
+)
+async def test_hpas_are_watched_only_where_served(answer, namespaces, paths, logged, caplog):
+    caplog.set_level(logging.INFO, logger="autoscaler.app")
+    informers = await _hpa_informers(object(), FakeDiscovery(answer), namespaces, print)  # type: ignore[arg-type]
+    assert [i.path for i in informers] == paths
+    if logged:
+        assert any(
+            "HPA conflict check off" in r.getMessage() and logged in r.getMessage()
+            for r in caplog.records
+        )

@@ -134,3 +134,88 @@ def test_last_active_time_is_refreshed_at_most_once_a_minute_while_active() -> N
     ]
     loop.step("0")  # the first inactive pass records the previous (active) pass exactly
     assert loop.results[-1]["status"]["lastActiveTime"] == "2026-03-02T06:02:00Z"
+
+
+OTHER = {
+    "type": "External",
+    "external": {
+        "metric": {"name": "other"},
+        "target": {"type": "AverageValue", "averageValue": "10"},
+    },
+    "activation": {"threshold": "20"},
+}
+
+
+@pytest.mark.parametrize(
+    ("values", "wakes"),
+    [
+        pytest.param(("5", "20"), False, id="both-at-threshold:stays"),
+        pytest.param(("6", "0"), True, id="first-active:wakes"),
+        pytest.param(("0", "21"), True, id="second-active:wakes"),
+        pytest.param((None, "21"), True, id="one-failed-one-active:wakes"),
+        pytest.param((None, "0"), False, id="one-failed-one-idle:stays"),
+    ],
+)
+def test_wake_iff_some_metric_is_active(values: tuple[str | None, str], wakes: bool) -> None:
+    loop = Loop(spec(metrics=[external("5"), OTHER]), replicas=0)
+    loop.step(*values)
+    assert (loop.replicas > 0) is wakes
+
+
+@pytest.mark.parametrize(
+    ("items", "active"),
+    [
+        pytest.param(["3", "2"], False, id="external-sum-5:not-above-5"),
+        pytest.param(["3", "3"], True, id="external-sum-6:active(the-total-not-an-item)"),
+    ],
+)
+def test_external_activation_compares_the_total(items: list[str], active: bool) -> None:
+    loop = Loop(spec(), replicas=0)
+    doc = loop.document(["0"])
+    doc["metrics"] = [{"items": [{"value": v} for v in items]}]
+    from autoscaler.core import decide_document
+
+    assert decide_document(doc)["status"]["active"] is active
+
+
+@pytest.mark.parametrize(
+    ("value", "active"),
+    [pytest.param("5", False, id="object-at-threshold"), pytest.param("5001m", True, id="above")],
+)
+def test_object_activation_compares_the_value(value: str, active: bool) -> None:
+    metric = {
+        "type": "Object",
+        "object": {
+            "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "web"},
+            "metric": {"name": "rps"},
+            "target": {"type": "Value", "value": "10"},
+        },
+        "activation": {"threshold": "5"},
+    }
+    loop = Loop(spec(metrics=[metric]), replicas=0)
+    doc = loop.document(["0"])
+    doc["metrics"] = [{"items": [{"describedObject": {"name": "web"}, "value": value}]}]
+    from autoscaler.core import decide_document
+
+    assert decide_document(doc)["status"]["active"] is active
+
+
+PLAIN_OTHER = {**OTHER}
+PLAIN_OTHER.pop("activation")
+
+
+@pytest.mark.parametrize(
+    ("values", "wakes"),
+    [
+        pytest.param(("0", "0"), False, id="idle-and-zero:stays"),
+        pytest.param(("0", "1m"), True, id="no-block-above-0-wakes(threshold-0)"),
+        pytest.param(("5", "0"), False, id="blocked-at-threshold-no-block-zero:stays"),
+    ],
+)
+def test_an_object_or_external_metric_without_a_block_has_threshold_zero(
+    values: tuple[str, str], wakes: bool
+) -> None:
+    loop = Loop(spec(metrics=[external("5"), PLAIN_OTHER]), replicas=0)
+    result = loop.step(*values)
+    assert (loop.replicas > 0) is wakes
+    assert result["status"]["metricHealth"][1]["active"] is wakes

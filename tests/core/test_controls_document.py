@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -148,3 +149,32 @@ def test_an_annotation_that_is_not_a_string_is_named() -> None:
     doc["autoscaler"]["metadata"]["annotations"] = {"promscaler.dev/paused": True}
     with pytest.raises(DocumentError, match=r"annotations\[promscaler.dev/paused\]"):
         decide_document(doc)
+
+
+def test_decide_jsonl_takes_the_controls_through_the_real_cli() -> None:
+    from tests.core.test_cli import run
+
+    loop = Loop(
+        {
+            "minReplicas": 1,
+            "maxReplicas": 20,
+            "metrics": [external(None)],
+            "fallback": {"failureThreshold": 1, "replicas": 7},
+        },
+        replicas=2,
+    )
+    loop.step(None)  # one failed pass: its status carries the count into the next document
+    in_fallback = loop.document([None])
+    bad = doc_with({"schedules": [{**SCHED, "timeZone": "Nowhere/Atlantis"}]})
+    stdin = "\n".join(json.dumps(d) for d in (in_fallback, bad)) + "\n"
+    proc = run(["--jsonl"], stdin)
+    assert proc.returncode == 0, proc.stderr
+    first, second = (json.loads(line) for line in proc.stdout.splitlines())
+    assert (first["rescale"], first["desiredReplicas"]) == (True, 4)  # 2 -> 4: scale-up limit
+    assert first["status"]["fallback"] is True
+    assert [e["reason"] for e in first["events"]] == ["FallbackActivated"]
+    assert second["error"].startswith("autoscaler.spec.schedules[0].timeZone: unknown time zone")
+    single = run([], json.dumps(bad))
+    assert single.returncode == 2
+    assert single.stderr.count("\n") == 1
+    assert "timeZone" in single.stderr

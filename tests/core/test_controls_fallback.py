@@ -123,7 +123,9 @@ def test_recovery_needs_recovery_threshold_good_passes(recovery: int, back_on_pa
     assert first_down == back_on_pass - 1
     done = loop.results[2 + back_on_pass - 1]
     assert reasons(done) == ["FallbackDeactivated"]
-    assert condition(done, "Fallback") == ("False", "MetricsHealthy")
+    assert condition(done, "Fallback") == ("False", "MetricsRecovered")
+    assert condition(loop.results[-1], "Fallback") == ("False", "MetricsRecovered")  # it stays
+    assert condition(loop.results[0], "Fallback") == ("False", "MetricsHealthy")
 
 
 def test_a_failure_while_recovering_restarts_the_recovery_count() -> None:

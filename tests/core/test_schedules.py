@@ -4,9 +4,12 @@ effective bounds of overlapping windows, and a floor that wakes a target at 0.""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autoscaler.core.controls_model import ActiveSchedule, Schedule
 from autoscaler.core.schedules import effective_bounds, latest_start, open_windows, schedule_problem
@@ -250,3 +253,48 @@ def test_a_cap_lowers_a_running_target() -> None:
     loop = Loop(loop_spec([window]), replicas=10)
     loop.step("200")
     assert loop.replicas == 4
+
+
+def brute_latest_start(cron: str, zone: str, now: int) -> int | None:
+    """A slow reference: walk the firings forward from eight days earlier (wall clock) and
+    keep the last instant at or before `now` (every cron used fires at least weekly)."""
+    from datetime import timedelta
+    from zoneinfo import ZoneInfo
+
+    from cronsim import CronSim
+
+    from autoscaler.core.schedules import instant_of
+
+    tz = ZoneInfo(zone)
+    begin = datetime.fromtimestamp(now // NS - 8 * 86400, UTC).astimezone(tz).replace(tzinfo=None)
+    last = None
+    for wall in CronSim(cron, begin - timedelta(hours=3)):
+        instant = instant_of(wall, tz)
+        if instant > now:
+            return last
+        last = instant
+    return last
+
+
+CRONS = ["30 2 * * *", "*/20 1-3 * * *", "0 * * * *", "45 0 * * 0", "15,45 2 * * *"]
+ZONES = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "UTC"]
+DST_DAYS = [
+    parse_time_ns(t)
+    for t in ("2026-03-08T00:00:00Z", "2026-03-29T00:00:00Z", "2026-10-04T00:00:00Z")
+] + [parse_time_ns(t) for t in ("2026-10-25T00:00:00Z", "2026-11-01T00:00:00Z")]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    cron=st.sampled_from(CRONS),
+    zone=st.sampled_from(ZONES),
+    day=st.sampled_from(DST_DAYS),
+    offsets=st.lists(st.integers(0, 36 * 3600), min_size=1, max_size=8),
+)
+def test_latest_start_matches_a_brute_force_walk(
+    cron: str, zone: str, day: int, offsets: list[int]
+) -> None:
+    s = sched(cron, zone)
+    for offset in sorted(offsets):  # increasing instants: the memoized span is reused
+        now = day + offset * NS
+        assert latest_start(s, now=now) == brute_latest_start(cron, zone, now), format_time_ns(now)
