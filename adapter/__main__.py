@@ -103,7 +103,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
         watcher = asyncio.create_task(reloader.watch(), name="rule-file-watch")
         stack.callback(watcher.cancel)
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGHUP, reloader.reload)
+        loop.add_signal_handler(signal.SIGHUP, reloader.request_reload)
         log.info("serving on %s:%d", options.bind_address, options.secure_port)
         yield runner
 

@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from prometheus_client import CollectorRegistry
 
-from adapter.errors import ConfigError
+from adapter.errors import ConfigError, PrometheusUnavailable
 from adapter.prometheus import PrometheusClient, PrometheusMetrics, PrometheusOptions
 from adapter.rules.backends import DEFAULT_BACKEND, Backend
 
@@ -86,7 +86,10 @@ class BackendPool:
         client retires, for queries the previous rules still plan until re-discovery ends."""
         client = self._clients.get(name)
         if client is None:
-            client = next(c for c in self._retiring.values() if c.backend == name)
+            retired = [c for c in self._retiring.values() if c.backend == name]
+            if not retired:  # cannot happen while the planner and the pool agree; 503, not 500
+                raise PrometheusUnavailable(f"unable to fetch metrics: no backend {name!r}")
+            client = retired[-1]
         return client
 
     def apply(self, backends: Mapping[str, Backend]) -> None:

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,29 +89,34 @@ class RuleReloader:
         self._resolver = resolver
         self._clock = clock
         self._stamp = file_stamp(path)
-        self._passes: set[asyncio.Task[None]] = set()  # re-discovery passes, kept referenced
+        self._tasks: set[asyncio.Task[object]] = set()  # reloads and re-discovery passes
+        self._lock = asyncio.Lock()  # one reload at a time, so the newest file wins
         self.metrics = ReloadMetrics(registry)
         self.metrics.successful.set(1)  # the program started with this file, so it loaded
         self.metrics.timestamp.set(clock())
 
-    def reload(self) -> bool:
+    def request_reload(self) -> None:
+        """Reload in the background (the SIGHUP handler)."""
+        self._keep(self.reload())
+
+    async def reload(self) -> bool:
         """Re-read the file now (SIGHUP, or a change seen by `watch`); False when it was bad
-        and the running rules stay."""
-        try:
-            engine = read_rules(self._path).with_resolver(self._resolver)
-            self._backends.apply(engine.config.backends)
-        except ConfigError as err:
-            self.metrics.successful.set(0)
-            log.error("rule reload failed, keeping the current rules: %s", err)
-            return False
-        changed = self._discovery.replace_engine(engine)
+        and the running rules stay. Parsing runs in a thread: compiling a few hundred rules'
+        regexes and templates takes about a second on a busy machine, which would otherwise
+        stall every request for that long."""
+        async with self._lock:
+            try:
+                engine = await asyncio.to_thread(read_rules, self._path)
+                engine = engine.with_resolver(self._resolver)
+                self._backends.apply(engine.config.backends)
+            except ConfigError as err:
+                self.metrics.successful.set(0)
+                log.error("rule reload failed, keeping the current rules: %s", err)
+                return False
+            changed = self._discovery.replace_engine(engine)
         self.metrics.successful.set(1)
         self.metrics.timestamp.set(self._clock())
-        task = asyncio.get_running_loop().create_task(
-            self._discovery.run_once(now=datetime.now(UTC), only=changed)
-        )
-        self._passes.add(task)
-        task.add_done_callback(self._passes.discard)
+        self._keep(self._discovery.run_once(now=datetime.now(UTC), only=changed))
         log.info(
             "rules reloaded from %s: %d of %d seriesQuery calls to re-discover",
             self._path,
@@ -120,6 +125,11 @@ class RuleReloader:
         )
         return True
 
+    def _keep(self, work: Coroutine[None, None, object]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def watch(self, *, poll: float = RULE_FILE_POLL) -> None:
         """Reload whenever the file's stamp changes; cancel the task to stop."""
         while True:
@@ -127,13 +137,14 @@ class RuleReloader:
             stamp = file_stamp(self._path)
             if stamp is not None and stamp != self._stamp:
                 self._stamp = stamp
-                self.reload()
+                await self.reload()
 
     async def settled(self) -> None:
-        """Wait for the re-discovery passes started by reloads so far."""
-        await asyncio.gather(*self._passes, return_exceptions=True)
+        """Wait for the reloads and re-discovery passes started so far."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def close(self) -> None:
-        for task in list(self._passes):
+        for task in list(self._tasks):
             task.cancel()
-        await asyncio.gather(*self._passes, return_exceptions=True)
+        await asyncio.gather(*self._tasks, return_exceptions=True)

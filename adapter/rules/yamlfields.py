@@ -29,8 +29,13 @@ __all__ = [
 # ---- YAML with duplicate-key detection ----------------------------------------------------------
 
 
-class StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys (as the peer's UnmarshalStrict does)."""
+# libyaml's parser when PyYAML was built with it (PyPI wheels are): parsing is most of a rule
+# file's load time, about 4x faster in C, which keeps a reload of a few hundred rules short
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class StrictLoader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """A safe loader that rejects duplicate mapping keys (as the peer's UnmarshalStrict does)."""
 
 
 def _strict_mapping(loader: StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -42,7 +47,8 @@ def _strict_mapping(loader: StrictLoader, node: yaml.MappingNode) -> dict[Any, A
                 None, None, f"duplicate key {key!r}", key_node.start_mark
             )
         seen.add(key)
-    return loader.construct_mapping(node)
+    built: dict[Any, Any] = loader.construct_mapping(node)
+    return built
 
 
 class _Scalar(str):

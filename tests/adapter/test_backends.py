@@ -7,6 +7,7 @@ import asyncio
 import base64
 import os
 import signal
+import ssl
 import statistics
 import time
 from collections.abc import Iterator
@@ -14,23 +15,18 @@ from datetime import UTC, datetime
 
 import pytest
 from aiohttp import web
-from prometheus_client import CollectorRegistry, generate_latest
 
 from adapter.backends import BackendPool
 from adapter.errors import ConfigError
 from adapter.prometheus import PrometheusOptions
-from adapter.provider.cache import ResultCache
-from adapter.provider.discovery import Discovery, DiscoveryOptions
-from adapter.provider.prometheus_provider import PrometheusProvider
 from adapter.provider.rules_engine import load_engine
 from adapter.rules.resources import STATIC_RESOLVER
 from adapter.server.app import build_app
-from tests.adapter.fakes import FakeLister
-from tests.adapter.stack import series
-from tests.support.prometheus import PrometheusServer, remote_write
+from sandbox.certs import issue, make_ca
+from tests.adapter.stack import Adapter, series
+from tests.support.prometheus import PrometheusServer, free_port, remote_write
 
 CM = "/apis/custom.metrics.k8s.io/v1beta2"
-PODS = {("pods", "default"): {"web-1": {"app": "web"}}}
 RULE = """
 - seriesQuery: '{name}{{namespace!="",pod!=""}}'
   resources: {{overrides: {{namespace: {{resource: namespace}}, pod: {{resource: pod}}}}}}
@@ -43,41 +39,6 @@ def rules(b_url: str, *, extra_b: str = "") -> str:
         + RULE.format(name="gauge_a", extra="")
         + RULE.format(name="gauge_b", extra="\n  backend: b")
     )
-
-
-class Adapter:
-    """The in-process adapter over a BackendPool: the wiring of `adapter.__main__`."""
-
-    def __init__(
-        self, default_url: str, text: str, *, timeout: float = 1.0, max_age: float = 3600
-    ) -> None:
-        self.registry = CollectorRegistry()
-        self.engine = load_engine(text, source="test", resolver=STATIC_RESOLVER)
-        self.pool = BackendPool(
-            PrometheusOptions(url=default_url, timeout=timeout), registry=self.registry
-        )
-        self.pool.apply(self.engine.config.backends)
-        options = DiscoveryOptions(interval=1, max_age=max_age, timeout=timeout)
-        self.discovery = Discovery(self.pool, self.engine, options=options, registry=self.registry)
-        self.resolver = STATIC_RESOLVER
-        self.lister = FakeLister(dict(PODS))
-        self.provider = PrometheusProvider(
-            backends=self.pool,
-            discovery=self.discovery,
-            resolver=STATIC_RESOLVER,
-            lister=self.lister,
-            cache=ResultCache(ttl=0),
-            registry=self.registry,
-        )
-
-    async def discover(self) -> None:
-        await self.discovery.run_once(now=datetime.now(UTC))
-
-    def metric(self, name: str, labels: str) -> float:
-        for line in generate_latest(self.registry).decode().splitlines():
-            if line.startswith(f"{name}{{{labels}}} " if labels else f"{name} "):
-                return float(line.rsplit(" ", 1)[1])
-        return 0.0
 
 
 @pytest.fixture
@@ -220,16 +181,87 @@ async def test_headers_credentials_and_query_parameters_arrive_on_the_wire(
     await adapter.pool.close()
 
 
-async def test_an_unreadable_backend_credential_is_a_located_error(tmp_path):
-    extra = f", bearerTokenFile: '{tmp_path}/missing-token'"
-    engine = load_engine(
-        rules("http://127.0.0.1:9", extra_b=extra), source="cfg", resolver=STATIC_RESOLVER
-    )
+@pytest.mark.parametrize(
+    ("setting", "want"),
+    [
+        pytest.param(
+            "bearerTokenFile: '{dir}/missing'",
+            "cfg: backends.b.bearerTokenFile: cannot read {dir}/missing: No such file or directory",
+            id="token-file",
+        ),
+        pytest.param(
+            "basicAuth: {{username: u, passwordFile: '{dir}/missing'}}",
+            "cfg: backends.b.basicAuth: cannot read {dir}/missing: No such file or directory",
+            id="password-file",
+        ),
+        pytest.param(
+            "tls: {{caFile: '{dir}/missing-ca.pem'}}",
+            "cfg: backends.b.tls: prometheus TLS settings: [Errno 2] No such file or directory",
+            id="ca-file",
+        ),
+    ],
+)
+async def test_an_unreadable_backend_file_is_a_located_error(tmp_path, setting, want):
+    extra = ", " + setting.format(dir=tmp_path)
+    text = rules("http://127.0.0.1:9", extra_b=extra)
+    engine = load_engine(text, source="cfg", resolver=STATIC_RESOLVER)
     pool = BackendPool(PrometheusOptions(url="http://127.0.0.1:9"), registry=None)
     with pytest.raises(ConfigError) as caught:
         pool.apply(engine.config.backends)
-    missing = f"{tmp_path}/missing-token"
-    want = f"cfg: backends.b.bearerTokenFile: cannot read {missing}: No such file or directory"
-    assert str(caught.value) == want
+    assert str(caught.value) == want.format(dir=tmp_path)
     assert pool.names == ("default",)  # nothing changed
     await pool.close()
+
+
+@pytest.fixture
+async def tls_backend(tmp_path):
+    """An HTTPS stand-in that requires a client certificate from its CA (mutual TLS)."""
+    now = datetime.now(UTC)
+    ca = make_ca("backend-ca", now=now)
+    server_cert, server_key = issue(
+        ca, "backend", now=now, hosts=("127.0.0.1",), server=True
+    ).write(tmp_path, "server")
+    client_cert, client_key = issue(ca, "adapter", now=now, client=True).write(tmp_path, "client")
+    (tmp_path / "ca.crt").write_bytes(ca.cert_pem)
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(tmp_path / "ca.crt"))
+    ctx.load_cert_chain(server_cert, server_key)
+    ctx.verify_mode = ssl.CERT_REQUIRED
+
+    async def handler(request: web.Request) -> web.Response:
+        if request.path.endswith("/series"):
+            data: object = [{"__name__": "gauge_b", "namespace": "default", "pod": "web-1"}]
+        else:
+            value = [time.time(), "5"]
+            data = {
+                "resultType": "vector",
+                "result": [{"metric": {"pod": "web-1"}, "value": value}],
+            }
+        return web.json_response({"status": "success", "data": data})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/{endpoint}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=ctx).start()
+    files = {"ca": tmp_path / "ca.crt", "cert": client_cert, "key": client_key}
+    yield f"https://127.0.0.1:{port}", files
+    await runner.cleanup()
+
+
+@pytest.mark.parametrize("with_ca", [True, False], ids=["verified", "unknown-ca"])
+async def test_a_tls_backend_with_a_client_certificate(aiohttp_client, tls_backend, with_ca):
+    url, files = tls_backend
+    ca = f"caFile: '{files['ca']}', " if with_ca else ""
+    extra = f", tls: {{{ca}certFile: '{files['cert']}', keyFile: '{files['key']}'}}"
+    adapter = Adapter("http://127.0.0.1:9", rules(url, extra_b=extra))
+    await adapter.discover()
+    client = await aiohttp_client(build_app(adapter.provider, registry=adapter.registry))
+    resp = await client.get(f"{CM}/namespaces/default/pods/web-1/gauge_b")
+    if with_ca:
+        assert (await resp.json())["items"][0]["value"] == "5"
+    else:  # the system CAs do not know it: discovery found nothing, so the metric is unknown
+        assert resp.status == 404
+        failed = 'backend="b",endpoint="series",kind="unavailable"'
+        assert adapter.metric("promscaler_adapter_prometheus_errors_total", failed) == 1
+    await adapter.pool.close()

@@ -11,9 +11,7 @@ import time
 
 import pytest
 
-from tests.adapter.stack import series
-from tests.adapter.test_backends import Adapter
-from tests.adapter.test_reload import rule_file
+from tests.adapter.stack import Adapter, rule_file, series
 from tests.support.prometheus import remote_write
 
 pytestmark = pytest.mark.prometheus
@@ -53,7 +51,9 @@ async def test_a_series_written_once_stays_listed_while_max_age_covers_it(
     assert seen == listed
 
 
-async def test_prometheus_hung_or_stopped_during_a_relist_changes_nothing_listed(prometheus):
+async def test_prometheus_hung_or_stopped_during_a_relist_changes_nothing_listed(
+    prometheus, caplog
+):
     names = ["kept_a", "kept_b"]
     await remote_write(
         prometheus.url, [series(n, {"namespace": "d", "pod": "p"}, [1]) for n in names]
@@ -84,6 +84,7 @@ async def test_prometheus_hung_or_stopped_during_a_relist_changes_nothing_listed
             "promscaler_adapter_discovery_failures_total", 'backend="default"'
         )
         assert failures == 4  # two calls, two failed relists
+        assert "keeping its last good list (from " in caplog.text
 
         prometheus.start()  # back: the next relist succeeds and the gauge clears
         await adapter.discover()

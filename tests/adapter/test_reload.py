@@ -12,21 +12,11 @@ import pytest
 
 from adapter.reload import RuleReloader
 from adapter.server.app import build_app
-from tests.adapter.stack import series
-from tests.adapter.test_backends import CM, Adapter
+from tests.adapter.stack import Adapter, rule_file, series
 from tests.support.prometheus import remote_write
 
 pytestmark = pytest.mark.prometheus
-
-RULE = """
-- seriesQuery: '{name}{{namespace!="",pod!=""}}'
-  resources: {{overrides: {{namespace: {{resource: namespace}}, pod: {{resource: pod}}}}}}
-  name: {{as: '{alias}'}}
-  metricsQuery: 'sum(<<.Series>>{{<<.LabelMatchers>>}}) by (<<.GroupBy>>)'"""
-
-
-def rule_file(names: list[str], *, suffix: str = "") -> str:
-    return "rules:" + "".join(RULE.format(name=n, alias=n + suffix) for n in names) + "\n"
+CM = "/apis/custom.metrics.k8s.io/v1beta2"
 
 
 class ConfigMapDir:
@@ -127,14 +117,14 @@ async def test_a_reload_rediscovers_only_the_rules_that_changed(prometheus):
     client = adapter.pool.client("default")
     try:
         before = client.calls
-        path.write_text(rule_file(names[:4]) + RULE.format(name=names[4], alias="renamed") + "\n")
-        assert reloader.reload()
+        path.write_text(rule_file(names).replace("as: 'gauge_4'", "as: 'renamed'"))
+        assert await reloader.reload()
         await reloader.settled()
         assert client.calls - before == 1  # only the changed rule's seriesQuery
         served = {m.metric for m in adapter.discovery.planner.custom}
         assert served == {*names[:4], "renamed"}
         before = client.calls
-        assert reloader.reload()  # the same file again: nothing to re-discover
+        assert await reloader.reload()  # the same file again: nothing to re-discover
         await reloader.settled()
         assert client.calls == before
     finally:
@@ -171,12 +161,12 @@ async def test_a_200_rule_reload_under_concurrent_load_fails_no_request(
     try:
         await asyncio.sleep(0.3)
         path.write_text(rule_file(names, suffix=""))  # unchanged text: carried over
-        assert reloader.reload()
+        assert await reloader.reload()
         # every rule's text changes (a new filter), so all 200 seriesQueries are re-discovered
         path.write_text(
             rule_file(names).replace("  name:", "  seriesFilters: [{isNot: x$}]\n  name:")
         )
-        assert reloader.reload()
+        assert await reloader.reload()
         await reloader.settled()
         await asyncio.sleep(0.3)
     finally:
