@@ -15,10 +15,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("autoscaler.run_cli", "run the controller against a cluster"),
     "decide": ("autoscaler.decide_cli", "decide one step (JSON on stdin, JSON on stdout)"),
     "simulate": ("autoscaler.simulate_cli", "replay a spec over a metric timeline"),
+    "convert": ("autoscaler.convert_cli", "convert KEDA ScaledObjects and HPAs to Autoscalers"),
 }
 
 USAGE = (
-    "usage: promscaler-autoscaler {run,decide,simulate} [options]\n\n"
+    "usage: promscaler-autoscaler {run,decide,simulate,convert} [options]\n\n"
     + "\n".join(f"  {name:<9} {text}" for name, (_, text) in SUBCOMMANDS.items())
     + "\n\nRun `promscaler-autoscaler COMMAND --help` for a command's options.\n"
 )

@@ -27,6 +27,7 @@ import yaml
 from sandbox.prometheus import PrometheusServer, free_port
 
 from . import manifests
+from .scrape import scrape_programs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -197,6 +198,13 @@ async def running_stack(
                 f"--metrics-port={metrics_port}",
             ],
         )  # fmt: skip
+        scrape_programs(
+            stack.prometheus,
+            adapter_port=adapter_port,
+            autoscaler_port=metrics_port,
+            ca_pem=ca_pem,
+            token=manifests.USERS[2].token,  # the viewer: may get /metrics
+        )
         info = {
             "server": server,
             "adapter_port": adapter_port,

@@ -80,6 +80,22 @@ async def test_a_failing_series_query_keeps_its_last_good_result():
     assert discovery.metrics.stale.labels("default")._value.get() == 1
 
 
+async def test_last_success_is_the_last_pass_where_every_query_succeeded():
+    source = FakeSeries({})
+    engine = load_engine(RULES, source="t", resolver=STATIC_RESOLVER)
+    discovery = Discovery(SingleBackend(source), engine, options=DiscoveryOptions())
+    last_success = discovery.metrics.last_success.labels("default")
+    await discovery.run_once(now=NOW)
+    assert last_success._value.get() == NOW.timestamp()
+    # one query failing: the pass serves what it can, but discovery is not fresh
+    source.failing.add('b_total{namespace!="",pod!=""}')
+    await discovery.run_once(now=NOW + timedelta(minutes=1))
+    assert last_success._value.get() == NOW.timestamp()
+    source.failing.clear()
+    await discovery.run_once(now=NOW + timedelta(minutes=2))
+    assert last_success._value.get() == (NOW + timedelta(minutes=2)).timestamp()
+
+
 async def test_one_call_per_distinct_series_query_over_max_age():
     rules = RULES + RULES.split("rules:\n", 1)[1]  # the same two queries twice
     source = FakeSeries({})

@@ -80,7 +80,8 @@ async def test_the_sandbox_accepts_the_rendered_objects(
 ) -> None:
     await create_namespace(sandbox, "monitoring", tmp_path)
     objects = await render(helm, sandbox, "monitoring", *values)
-    custom = {"ServiceMonitor", "Certificate", "Issuer"}  # CRs whose CRDs the sandbox lacks
+    # CRs whose CRDs the sandbox lacks
+    custom = {"ServiceMonitor", "PrometheusRule", "Certificate", "Issuer"}
     # any other kind the sandbox does not serve makes kubectl apply fail
     servable = [o for o in objects if o["kind"] not in custom]
     out = await apply(sandbox, servable, tmp_path)

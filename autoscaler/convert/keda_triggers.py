@@ -1,0 +1,198 @@
+"""KEDA triggers to Autoscaler metrics: a `prometheus` trigger becomes an External metric and
+the adapter rule that serves it; `cpu` and `memory` become Resource metrics."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from autoscaler.convert.model import ConvertError, Note, as_int
+from autoscaler.convert.promql import QueryError, first_selector
+
+__all__ = ["Converted", "convert_trigger"]
+
+# metadata keys read below; any other key is named in a note
+PROMETHEUS_KEYS = frozenset(
+    {"serverAddress", "query", "threshold", "activationThreshold", "metricName", "ignoreNullValues"}
+)
+# connection settings that the adapter has once, for every rule, on its command line
+ADAPTER_WIDE = {
+    "namespace": "a tenant query parameter: not supported; point --prometheus-url at the tenant",
+    "queryParameters": "extra query parameters: not supported by the adapter",
+    "customHeaders": "headers go on the adapter's command line (--prometheus-header NAME=VALUE)",
+    "cortexOrgID": "the tenant header goes on the adapter (--prometheus-header X-Scope-OrgID=ID)",
+    "authModes": "authentication is the adapter's (--prometheus-token-file, --prometheus-ca-file, "
+    "--prometheus-client-tls-cert-file, --prometheus-auth-config)",
+    "unsafeSsl": "the adapter always verifies TLS; give it the CA (--prometheus-ca-file)",
+}
+NAME_CHARS = re.compile(r"[^a-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class Converted:
+    """One trigger: its metric (None when it has no equivalent), its rule, and notes."""
+
+    metric: dict[str, Any] | None
+    rule: dict[str, Any] | None
+    notes: tuple[Note, ...]
+
+
+def convert_trigger(
+    trigger: Mapping[str, Any], *, at: str, owner: str, scale_to_zero: bool
+) -> Converted:
+    """`at` is the trigger's path (`spec.triggers[0]`); `owner` the ScaledObject's name, the
+    prefix of the metric's name; `scale_to_zero` adds KEDA's activation to the metric."""
+    kind = trigger.get("type")
+    if kind == "prometheus":
+        return _prometheus(trigger, at=at, owner=owner, scale_to_zero=scale_to_zero)
+    if kind in ("cpu", "memory"):
+        return _resource(trigger, at=at)
+    note = Note(at, f"trigger type {kind!r} has no equivalent here: not carried over", True)
+    return Converted(None, None, (note,))
+
+
+def _prometheus(
+    trigger: Mapping[str, Any], *, at: str, owner: str, scale_to_zero: bool
+) -> Converted:
+    meta = _metadata(trigger, at)
+    query = _required(meta, "query", at)
+    if not isinstance(query, str):
+        raise ConvertError(f"{at}.metadata.query: expected a string")
+    name = _metric_name(trigger, meta, owner=owner, query=query, at=at)
+    metric: dict[str, Any] = {
+        "type": "External",
+        "external": {"metric": {"name": name}, "target": _target(trigger, meta, at)},
+    }
+    if scale_to_zero:
+        # KEDA's default activation: active when the value is above 0
+        threshold = _number(
+            meta.get("activationThreshold", "0"), f"{at}.metadata.activationThreshold"
+        )
+        metric["activation"] = {"threshold": threshold}
+    rule = _rule(name, query, ignore_null=_bool(meta.get("ignoreNullValues", True)), at=at)
+    return Converted(metric, rule, tuple(_prometheus_notes(trigger, meta, at, scale_to_zero)))
+
+
+def _prometheus_notes(
+    trigger: Mapping[str, Any], meta: Mapping[str, Any], at: str, scale_to_zero: bool
+) -> list[Note]:
+    m = f"{at}.metadata"
+    notes = [
+        Note(
+            f"{m}.serverAddress",
+            f"the adapter queries its own --prometheus-url (chart: prometheus.url): "
+            f"point it at {meta.get('serverAddress')!s}",
+            False,
+        )
+    ]
+    if "activationThreshold" in meta and not scale_to_zero:
+        notes.append(Note(f"{m}.activationThreshold", "no effect without scale to zero", False))
+    if trigger.get("useCachedMetrics"):
+        notes.append(Note(f"{at}.useCachedMetrics", "the adapter's --cache-ttl applies", False))
+    if trigger.get("authenticationRef"):
+        notes.append(Note(f"{at}.authenticationRef", ADAPTER_WIDE["authModes"], True))
+    for key in meta:
+        if key in ADAPTER_WIDE:
+            harmless = key == "unsafeSsl" and not _bool(meta[key])
+            notes.append(Note(f"{m}.{key}", ADAPTER_WIDE[key], not harmless))
+        elif key not in PROMETHEUS_KEYS:
+            notes.append(Note(f"{m}.{key}", "not a field this converter knows: dropped", True))
+    return notes
+
+
+def _rule(name: str, query: str, *, ignore_null: bool, at: str) -> dict[str, Any]:
+    try:
+        selector = first_selector(query)
+    except QueryError as err:
+        raise ConvertError(f"{at}.metadata.query: not valid PromQL: {err}") from err
+    if selector is None:
+        raise ConvertError(
+            f"{at}.metadata.query: reads no series, so the adapter's discovery cannot list it"
+        )
+    # discovery lists the metric while any series of the name exists (the query's own
+    # matchers may leave none, which the query then reads as 0 or as an error, as in KEDA)
+    series_query = selector.name or selector.text
+    matches = f"^{re.escape(selector.name)}$" if selector.name else ".*"
+    # ignoreNullValues (KEDA's default): an empty result reads as 0, not as an error
+    promql = f"({query}) or vector(0)" if ignore_null else query
+    return {
+        "seriesQuery": series_query,
+        "resources": {"namespaced": False},
+        "name": {"matches": matches, "as": name},
+        "metricsQuery": promql,
+    }
+
+
+def _target(trigger: Mapping[str, Any], meta: Mapping[str, Any], at: str) -> dict[str, Any]:
+    kind = trigger.get("metricType", "AverageValue")
+    threshold = _number(_required(meta, "threshold", at), f"{at}.metadata.threshold")
+    if kind == "AverageValue":
+        return {"type": "AverageValue", "averageValue": threshold}
+    if kind == "Value":
+        return {"type": "Value", "value": threshold}
+    raise ConvertError(
+        f"{at}.metricType: {kind!r}: a prometheus trigger takes AverageValue or Value"
+    )
+
+
+def _resource(trigger: Mapping[str, Any], *, at: str) -> Converted:
+    meta = _metadata(trigger, at)
+    kind = trigger.get("metricType") or meta.get("type") or "Utilization"
+    value = _required(meta, "value", at)
+    if kind == "Utilization":
+        percent = as_int(value, f"{at}.metadata.value")
+        target: dict[str, Any] = {"type": "Utilization", "averageUtilization": percent}
+    elif kind == "AverageValue":
+        target = {"type": "AverageValue", "averageValue": str(value)}
+    else:
+        raise ConvertError(
+            f"{at}.metricType: {kind!r}: cpu and memory take Utilization or AverageValue"
+        )
+    body: dict[str, Any] = {"name": trigger["type"], "target": target}
+    if meta.get("containerName"):
+        body["container"] = meta["containerName"]
+        return Converted({"type": "ContainerResource", "containerResource": body}, None, ())
+    return Converted({"type": "Resource", "resource": body}, None, ())
+
+
+def _metric_name(
+    trigger: Mapping[str, Any], meta: Mapping[str, Any], *, owner: str, query: str, at: str
+) -> str:
+    """`<scaledobject>-<trigger name>`, else `-<metricName>`, else `-<first metric read>`:
+    names people recognise, unlike KEDA's `s0-prometheus`."""
+    base = trigger.get("name") or meta.get("metricName")
+    if not base:
+        try:
+            selector = first_selector(query)
+        except QueryError as err:
+            raise ConvertError(f"{at}.metadata.query: not valid PromQL: {err}") from err
+        base = selector.name if selector and selector.name else "query"
+    return NAME_CHARS.sub("-", f"{owner}-{base}".lower()).strip("-")
+
+
+def _metadata(trigger: Mapping[str, Any], at: str) -> Mapping[str, Any]:
+    meta = trigger.get("metadata")
+    if not isinstance(meta, Mapping):
+        raise ConvertError(f"{at}.metadata: expected an object")
+    return meta
+
+
+def _required(meta: Mapping[str, Any], key: str, at: str) -> Any:
+    if meta.get(key) in (None, ""):
+        raise ConvertError(f"{at}.metadata.{key}: required")
+    return meta[key]
+
+
+def _number(value: Any, field: str) -> str:
+    """A KEDA threshold (a string or a number) as a Kubernetes quantity string."""
+    try:
+        float(str(value))
+    except ValueError as err:
+        raise ConvertError(f"{field}: {value!r} is not a number") from err
+    return str(value)
+
+
+def _bool(value: Any) -> bool:
+    return str(value).strip().lower() == "true"

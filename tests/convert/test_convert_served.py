@@ -1,0 +1,63 @@
+"""The rules `convert` writes, served by the adapter over a real Prometheus: the external
+metric the Autoscaler names answers the KEDA query's value, and an empty result reads as 0
+when the trigger ignored null values (KEDA's default)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from adapter.server.app import build_app
+from autoscaler.convert import convert
+from tests.adapter.fakes import FakeLister
+from tests.adapter.stack import make_stack, series
+from tests.convert import examples as ex
+from tests.support.prometheus import remote_write
+
+pytestmark = pytest.mark.prometheus
+
+EM = "/apis/external.metrics.k8s.io/v1beta1"
+
+
+def rules_of(*texts: str) -> tuple[str, list[str]]:
+    """The rule file for the ScaledObjects, and their metrics' names in order."""
+    conversions = [convert(ex.load(t)) for t in texts]
+    rules = [r for c in conversions for r in c.external_rules]
+    names = [
+        m["external"]["metric"]["name"]
+        for c in conversions
+        for m in c.autoscaler["spec"]["metrics"]
+        if m["type"] == "External"
+    ]
+    return yaml.safe_dump({"externalRules": rules}), names
+
+
+async def test_converted_rules_serve_the_keda_queries(aiohttp_client, prometheus):
+    await remote_write(
+        prometheus.url,
+        [
+            series("rabbitmq_queue_messages_ready", {"queue": "jobs"}, [30, 42]),
+            series("rabbitmq_queue_messages_ready", {"queue": "other"}, [1000]),
+            # the series exists, but the query's filter leaves nothing: KEDA reads 0
+            series("api_latency_seconds", {"quantile": "0.5"}, [0.2]),
+            series("api_inflight_requests", {"pod": "a"}, [7]),
+            series("api_inflight_requests", {"pod": "b"}, [5]),
+        ],
+    )
+    text, names = rules_of(ex.KEDA_SPEC_ALL_FIELDS, ex.KEDA_IDLE_AND_MODIFIERS)
+    assert names == ["worker-queue", "api-trig_one", "api-trig_two"]
+    stack = await make_stack(prometheus.url, lister=FakeLister(), rules=text)
+    try:
+        await stack.discover()
+        client = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
+        listed = await (await client.get(EM)).json()
+        assert sorted(r["name"] for r in listed["resources"]) == sorted(names)
+        want = {"worker-queue": "42", "api-trig_one": "0", "api-trig_two": "12"}
+        for name, value in want.items():
+            resp = await client.get(f"{EM}/namespaces/jobs/{name}")
+            assert resp.status == 200, await resp.text()
+            (item,) = (await resp.json())["items"]
+            assert (item["metricName"], item["value"]) == (name, value)
+    finally:
+        await stack.close()
+    assert 'sum(rabbitmq_queue_messages_ready{queue="jobs"})' in " ".join(prometheus.queries())
