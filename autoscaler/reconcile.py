@@ -153,7 +153,7 @@ class Reconciler:
         now: datetime,
         write: bool,
     ) -> Outcome:
-        status = dict(result.get("status") or {})
+        status = {**dict(result.get("status") or {}), "decision": _decision(result)}
         history = result.get("history")
         desired = int(result.get("desiredReplicas", scale.replicas))
         reason = _rescale_reason(result)
@@ -169,6 +169,7 @@ class Reconciler:
                 msg = f"New size: {desired}; reason: {reason}; error: {e}"
                 await self._event(obj, WARNING, "FailedRescale", msg)
                 status, history = failed_update(result, old, now, str(e))
+                status["decision"] = {**_decision(result), "summary": f"{msg} (not written)"}
                 await self._status.write(obj, old, status, history)
                 return Outcome(
                     "FailedUpdateScale",
@@ -226,7 +227,10 @@ class Reconciler:
             conditions = set_condition(conditions, "ScalingActive", "False", reason, message, now)
         else:
             conditions = set_condition(conditions, "AbleToScale", "False", reason, message, now)
-        await self._status.write(obj, old, {**old, "conditions": conditions}, old.get("history"))
+        decision = {"summary": f"no decision ({reason}): {message}"}
+        await self._status.write(
+            obj, old, {**old, "conditions": conditions, "decision": decision}, old.get("history")
+        )
 
     async def _event(self, obj: JSON, type_: str, reason: str, message: str) -> None:
         await self._cluster.record_event(obj, type_=type_, reason=reason, message=message)
@@ -266,9 +270,18 @@ def _held(scale: Scale, status: Mapping[str, Any]) -> tuple[str, int] | None:
     return (scale.path, int(held)) if isinstance(held, int) else None
 
 
+def _decision(result: Mapping[str, Any]) -> JSON:
+    """The pass's decision for people (`kubectl describe pas`): the core's one-line summary and
+    its explanation, one line per step."""
+    return {
+        "summary": str(result.get("summary") or ""),
+        "explanation": [str(line) for line in result.get("explanation") or []],
+    }
+
+
 def _core_status(status: Mapping[str, Any]) -> JSON:
     """The HorizontalPodAutoscalerStatus part of our status (the core knows nothing else)."""
-    ours = ("history", "observedGeneration", "reference", "targets")
+    ours = ("history", "observedGeneration", "reference", "targets", "decision")
     return {k: v for k, v in status.items() if k not in ours and v is not None}
 
 

@@ -283,7 +283,10 @@ async def conflicts(st: Stack, caplog: pytest.LogCaptureFixture) -> None:
     assert not await events(st, "second", "SuccessfulRescale")
 
     text = await describe(st, "second")
-    for needle in ("AmbiguousTarget", "Autoscaler first", "Desired Replicas", "Events:", "Warning"):
+    needles = ("AmbiguousTarget", "Autoscaler first", "Desired Replicas", "Events:", "Warning")
+    # the decision explained: what it would do (55/20 -> 3) and why it does not
+    needles += ("Decision:", "in conflict, nothing written", "proposes 3")
+    for needle in needles:
         assert needle in text, f"{needle!r} not in kubectl describe:\n{text}"
 
     await st.delete_autoscaler("first")

@@ -51,6 +51,10 @@ async def test_scale_up_writes_scale_event_and_status_with_history():
     assert patch["reference"] == "Deployment/web"
     assert patch["targets"] == "27500m/10"
     assert [r["replicas"] for r in patch["history"]["recommendations"]] == [2, 6]
+    # the decision explained for `kubectl describe pas`: the summary and one line per step
+    assert patch["decision"]["summary"] == "scale 2 -> 4: external metric queue(nil) above target"
+    assert patch["decision"]["explanation"][0].startswith("metrics[0] external metric queue")
+    assert len(patch["decision"]["explanation"]) >= 2
 
 
 async def test_unchanged_status_is_not_written_again():
@@ -146,6 +150,8 @@ async def test_failed_scale_write_keeps_desired_and_scale_events():
     assert patch["history"]["scaleUpEvents"] == [], "a failed write is not a scale event"
     conds = {c["type"]: c for c in patch["conditions"]}
     assert conds["AbleToScale"]["reason"] == "FailedUpdateScale"
+    assert patch["decision"]["summary"].endswith("(not written)")
+    assert patch["decision"]["summary"].startswith("New size: 3; reason: ")
 
 
 async def test_invalid_spec_gets_condition_and_event_not_an_exception():
@@ -161,6 +167,8 @@ async def test_invalid_spec_gets_condition_and_event_not_an_exception():
     assert "external" in cluster.events[0][3]
     conds = {c["type"]: c for c in cluster.status_patches[0][1]["conditions"]}
     assert conds["ScalingActive"]["reason"] == "InvalidSpec"
+    summary = cluster.status_patches[0][1]["decision"]["summary"]
+    assert summary.startswith("no decision (InvalidSpec): ")
 
 
 async def test_follower_reads_and_decides_but_never_writes():
