@@ -100,8 +100,11 @@ class Workloads:
             timeout = None
             if self._ready_due:
                 timeout = max(0.0, min(d[0] for d in self._ready_due) - loop.time())
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow the cancel of
+            # stop() when it races the timeout, and this loop would then never end
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 self.step(loop.time())

@@ -84,3 +84,64 @@ async def test_explain(kubectl, path, want):
     _, out, _ = await kubectl("explain", path)
     for text in want:
         assert text in out
+
+
+MISSPELLED = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replica: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: main, image: nginx:1, imagePullPolcy: Always}
+"""
+
+
+@pytest.mark.parametrize(
+    ("flag", "code", "stderr"),
+    [
+        pytest.param(
+            (),
+            1,
+            'Error from server (BadRequest): error when creating "{path}": Deployment in version '
+            '"v1" cannot be handled as a Deployment: strict decoding error: unknown field '
+            '"spec.replica", unknown field "spec.template.spec.containers[0].imagePullPolcy"\n',
+            id="default-strict",
+        ),
+        pytest.param(
+            ("--validate=warn",),
+            0,
+            'Warning: unknown field "spec.replica"\n'
+            'Warning: unknown field "spec.template.spec.containers[0].imagePullPolcy"\n',
+            id="warn",
+        ),
+        pytest.param(("--validate=false",), 0, "", id="ignore"),
+    ],
+)
+async def test_apply_of_a_misspelled_field(kubectl, flag, code, stderr):
+    path = kubectl.tmp / "web.yaml"
+    path.write_text(MISSPELLED)
+    got, _, err = await kubectl("apply", "-f", str(path), *flag, check=False)
+    assert (got, err) == (code, stderr.format(path=path))
+    if code == 0:  # stored without the unknown fields
+        _, out, _ = await kubectl("get", "deployment", "web", "-o", "json")
+        spec = json.loads(out)["spec"]
+        assert "replica" not in spec
+        assert spec["replicas"] == 1
+
+
+async def test_a_misspelled_field_added_by_apply_fails_the_patch(kubectl):
+    await kubectl.apply(
+        MISSPELLED.replace("replica:", "replicas:").replace("imagePullPolcy", "imagePullPolicy")
+    )
+    path = kubectl.tmp / "web.yaml"
+    path.write_text(MISSPELLED.replace("replica:", "replicas:"))
+    code, _, err = await kubectl("apply", "-f", str(path), check=False)
+    assert code == 1
+    assert err.endswith(
+        f'for: "{path}": error when patching "{path}": strict decoding error: unknown field '
+        '"spec.template.spec.containers[0].imagePullPolcy"\n'
+    )
