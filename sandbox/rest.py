@@ -177,7 +177,7 @@ async def _collection(
                 rt,
                 scope,
                 matches=matcher(api, rt, labels, fields),
-                options=_watch_options(ctx, query),
+                options=_watch_options(ctx, query, render=_table_render(request, ctx, rt)),
             )
         items = api.list(rt, scope, labels=labels, fields=fields)
         items, page_meta = paginate(items, query, rv=api.store.rv)
@@ -261,7 +261,24 @@ def _list_body(rt: ResourceType, items: list[Obj], rv: int) -> Obj:
     }
 
 
-def _watch_options(ctx: RestContext, query: Any) -> WatchOptions:
+def _table_render(
+    request: web.Request, ctx: RestContext, rt: ResourceType
+) -> Callable[[Obj], bytes] | None:
+    """Watch events as one-row Tables when kubectl asks for Tables (`kubectl get -w`)."""
+    if "as=Table" not in request.headers.get("Accept", ""):
+        return None
+    include = request.query.get("includeObject", "Metadata")
+
+    def render(obj: Obj) -> bytes:
+        doc = tables.table(rt, [obj], include=include, now=ctx.api.clock())
+        return json.dumps(doc, separators=(",", ":")).encode()
+
+    return render
+
+
+def _watch_options(
+    ctx: RestContext, query: Any, *, render: Callable[[Obj], bytes] | None = None
+) -> WatchOptions:
     timeout = ctx.watch_timeout
     if query.get("timeoutSeconds"):
         try:
@@ -277,6 +294,7 @@ def _watch_options(ctx: RestContext, query: Any) -> WatchOptions:
         bookmarks=query.get("allowWatchBookmarks") in TRUE,
         send_initial_events=query.get("sendInitialEvents") in TRUE,
         bookmark_interval=ctx.bookmark_interval,
+        render=render,
     )
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from common.kubetime import parse_time
+from sandbox import printers
 from sandbox.resources import ResourceType
 from sandbox.store import Obj
 
@@ -68,6 +69,9 @@ _EXTRA: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
         _workload_cells,
     ),
 }
+
+
+_EXTRA.update(printers.COLUMNS)  # upstream's columns for more kinds
 
 
 _STEP = re.compile(

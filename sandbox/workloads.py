@@ -296,6 +296,7 @@ class Workloads:
                 if int(rs["spec"].get("replicas", 1)) != size:
                     spec = {**rs["spec"], "replicas": size}
                     self.api.update(rs_rt, ns, rs["metadata"]["name"], {**rs, "spec": spec})
+            d = self._sync_revision(d, new, owned)
         except errors.ApiError as err:
             log.warning("deployment %s/%s: %s", ns, name, err.message)
             return
@@ -308,6 +309,19 @@ class Workloads:
                 self.api.update(
                     self._rt("deployments"), ns, name, {**d, "status": status}, subresource="status"
                 )
+
+    def _sync_revision(self, d: Obj, new: Obj, owned: list[Obj]) -> Obj:
+        """The new ReplicaSet's revision on it and on the Deployment, as upstream keeps them
+        (`kubectl rollout undo` and `rollout history` read them)."""
+        rev = deployments.new_revision(new, owned)
+        new = self.api.store.get(REPLICASETS, *_ns_name(new)) or new  # scaled just now
+        updated = deployments.with_revision(new, rev)
+        if updated is not None:
+            self.api.update(self._rt("replicasets"), *_ns_name(new), updated)
+        updated = deployments.with_revision(d, rev)
+        if updated is None:
+            return d
+        return self.api.update(self._rt("deployments"), *_ns_name(d), updated)[0]
 
     # ---- the kubelet -------------------------------------------------------------------------
 
@@ -352,3 +366,7 @@ class Workloads:
 def _neg_ts(pod: Obj) -> tuple[int, ...]:
     # newest first: invert the digits of the RFC 3339 timestamp so that sorting ascends
     return tuple(-ord(ch) for ch in pod["metadata"].get("creationTimestamp", ""))
+
+
+def _ns_name(obj: Obj) -> tuple[str, str]:
+    return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
