@@ -198,3 +198,14 @@ async def test_server_side_apply_is_approximated(kubectl):
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: '1'}\n")
     _, out, _ = await kubectl("apply", "--server-side", "-f", str(path))
     assert out == "configmap/ssa serverside-applied\n"
+
+
+async def test_replace_of_what_get_wrote(kubectl):
+    await kubectl("create", "deployment", "web", "--image=nginx:1")
+    _, out, _ = await kubectl("get", "deployment", "web", "-o", "yaml")
+    path = kubectl.tmp / "web.yaml"
+    path.write_text(out.replace("replicas: 1\n", "replicas: 3\n", 1))
+    _, out, _ = await kubectl("replace", "-f", str(path))
+    assert out == "deployment.apps/web replaced\n"
+    _, out, _ = await kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
+    assert out == "3"
