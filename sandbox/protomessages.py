@@ -8,7 +8,9 @@ message of this table, or one of: `int` (int32/int64 varint), `bool`, `bytes` (b
 JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap` (map<string,bytes>), `time`
 (meta/v1 Time, RFC 3339 in JSON), `quantity`, `intstr`. A field number the table does not have
 is an error (415), never dropped in silence. Field numbers are facts from upstream's
-generated.proto files; add a kind by adding its messages and an entry in `KINDS`.
+generated.proto files; add a kind by adding its messages and an entry in `KINDS`. Messages are
+named by kind alone: a kind whose message differs per version (autoscaling/v1 and v2
+HorizontalPodAutoscaler) needs the lookup keyed by apiVersion first.
 """
 
 from __future__ import annotations
