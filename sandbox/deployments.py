@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from typing import Any
 
 Obj = dict[str, Any]
@@ -17,13 +18,31 @@ _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's SafeEncodeString alphabe
 
 
 def template_hash(template: Any) -> str:
-    digest = hashlib.sha256(repr(template).encode()).digest()
+    # key order must not matter: `rollout undo` writes an old template back in another order
+    digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).digest()
     return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:10])
 
 
 def revision(rs: Obj) -> int:
     value = (rs["metadata"].get("annotations") or {}).get(REVISION, "0")
     return int(value) if str(value).isdigit() else 0
+
+
+def with_revision(obj: Obj, rev: int) -> Obj | None:
+    """`obj` annotated with revision `rev`, or None when it already says so."""
+    annotations = obj["metadata"].get("annotations") or {}
+    if annotations.get(REVISION) == str(rev):
+        return None
+    return {
+        **obj,
+        "metadata": {**obj["metadata"], "annotations": {**annotations, REVISION: str(rev)}},
+    }
+
+
+def new_revision(new: Obj, owned: list[Obj]) -> int:
+    """The new ReplicaSet's revision: above every other one (a rollback reuses an old set)."""
+    others = max((revision(r) for r in owned if r is not new), default=0)
+    return revision(new) if revision(new) > others else others + 1
 
 
 def new_replicaset(d: Obj, pod_hash: str, rev: int) -> Obj:

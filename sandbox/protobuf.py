@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from sandbox import protomessages
+
 MAGIC = b"k8s\x00"
 
 
@@ -156,8 +158,15 @@ def decode(raw: bytes) -> dict[str, Any]:
     unknown = fields(raw[len(MAGIC) :])
     type_meta = _msg(unknown, 1) or {}
     api_version, kind = _str(type_meta, 1), _str(type_meta, 2)
+    body = unknown.get(2, [b""])[-1]
+    message = fields(body if isinstance(body, bytes) else b"")
+    if kind in protomessages.KINDS:
+        try:
+            obj = protomessages.decode_message(kind, message, fields)
+        except protomessages.UnknownField as err:
+            raise ProtobufError(str(err)) from err
+        return {"apiVersion": api_version, "kind": kind, **obj}
     if kind not in SUPPORTED:
         raise ProtobufError(f"protobuf bodies of kind {kind!r} are not supported")
-    body = unknown.get(2, [b""])[-1]
-    obj = _object(kind, fields(body if isinstance(body, bytes) else b""))
+    obj = _object(kind, message)
     return {"apiVersion": api_version, "kind": kind, **obj}

@@ -21,7 +21,7 @@ from common.selectors import (
     parse_field_selector,
     parse_selector,
 )
-from sandbox import auth, errors, protobuf, scale, tables
+from sandbox import auth, errors, protobuf, scale, tables, validated
 from sandbox.bodies import decode, read_raw, respond
 from sandbox.operations import APPLY, Api, check_field_selector, matches_fields
 from sandbox.requestinfo import RequestInfo
@@ -125,11 +125,11 @@ async def _serve_resource(
         obj = api.get(rt, namespace, info.name)
         return _maybe_table(request, ctx, rt, [obj]) or respond(obj)
     if method == "PUT":
-        body = await read_body(request)
+        body, warnings = await validated.read_object(request, rt, "UpdateOptions")
         obj, created = api.update(
             rt, namespace, info.name, body, subresource=info.subresource, dry_run=dry_run
         )
-        return respond(obj, status=201 if created else 200)
+        return validated.warn(respond(obj, status=201 if created else 200), warnings)
     if method == "PATCH" and request.content_type == APPLY:
         obj, created = api.apply(
             rt,
@@ -142,17 +142,8 @@ async def _serve_resource(
         )
         return respond(obj, status=201 if created else 200)
     if method == "PATCH":
-        raw = await read_raw(request)
-        obj = api.patch(
-            rt,
-            namespace,
-            info.name,
-            request.content_type,
-            raw,
-            subresource=info.subresource,
-            dry_run=dry_run,
-        )
-        return respond(obj)
+        obj, warnings = await validated.patch(request, api, rt, namespace, info, dry_run=dry_run)
+        return validated.warn(respond(obj), warnings)
     if method == "DELETE" and not info.subresource:
         options = await read_body(request, optional=True)
         result = api.delete(rt, namespace, info.name, options=options, dry_run=dry_run)
@@ -186,7 +177,7 @@ async def _collection(
                 rt,
                 scope,
                 matches=matcher(api, rt, labels, fields),
-                options=_watch_options(ctx, query),
+                options=_watch_options(ctx, query, render=_table_render(request, ctx, rt)),
             )
         items = api.list(rt, scope, labels=labels, fields=fields)
         items, page_meta = paginate(items, query, rv=api.store.rv)
@@ -194,8 +185,10 @@ async def _collection(
     if method == "POST":
         if info.subresource:
             raise errors.method_not_allowed(method)
-        body = await read_body(request)
-        return respond(api.create(rt, namespace, body, dry_run=dry_run), status=201)
+        body, warnings = await validated.read_object(request, rt, "CreateOptions")
+        return validated.warn(
+            respond(api.create(rt, namespace, body, dry_run=dry_run), status=201), warnings
+        )
     if method == "DELETE":
         labels, fields = selectors(query)
         check_field_selector(rt, fields)
@@ -268,7 +261,24 @@ def _list_body(rt: ResourceType, items: list[Obj], rv: int) -> Obj:
     }
 
 
-def _watch_options(ctx: RestContext, query: Any) -> WatchOptions:
+def _table_render(
+    request: web.Request, ctx: RestContext, rt: ResourceType
+) -> Callable[[Obj], bytes] | None:
+    """Watch events as one-row Tables when kubectl asks for Tables (`kubectl get -w`)."""
+    if "as=Table" not in request.headers.get("Accept", ""):
+        return None
+    include = request.query.get("includeObject", "Metadata")
+
+    def render(obj: Obj) -> bytes:
+        doc = tables.table(rt, [obj], include=include, now=ctx.api.clock())
+        return json.dumps(doc, separators=(",", ":")).encode()
+
+    return render
+
+
+def _watch_options(
+    ctx: RestContext, query: Any, *, render: Callable[[Obj], bytes] | None = None
+) -> WatchOptions:
     timeout = ctx.watch_timeout
     if query.get("timeoutSeconds"):
         try:
@@ -284,6 +294,7 @@ def _watch_options(ctx: RestContext, query: Any) -> WatchOptions:
         bookmarks=query.get("allowWatchBookmarks") in TRUE,
         send_initial_events=query.get("sendInitialEvents") in TRUE,
         bookmark_interval=ctx.bookmark_interval,
+        render=render,
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sandbox import discovery, errors, hpa_identity, openapi
+from sandbox import discovery, errors, gnostic, hpa_identity, openapi
 from sandbox.aggregator import Aggregator, seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
@@ -351,18 +351,12 @@ class Sandbox:
                 forbidden_message(attrs), resource=info.resource, group=info.group, name=info.name
             )
 
-    def non_resource(self, info: RequestInfo) -> web.Response:
+    def non_resource(self, info: RequestInfo, *, accept: str = "") -> web.Response:
         segs = [s for s in info.path.split("/") if s]
         if segs == ["version"]:
             return respond(discovery.KUBE_VERSION)
-        if segs[:2] == ["openapi", "v3"]:
-            doc = (
-                openapi.index(self.registry)
-                if len(segs) == 2
-                else openapi.group_version(self.registry, *_openapi_gv(segs[2:]))
-            )
-            if doc is not None:
-                return respond(doc)
+        if segs[:1] == ["openapi"]:
+            return _openapi(self.registry, segs, accept)
         if segs == ["api"]:
             return respond(discovery.api_versions(f"{self.config.host}:{self.port}"))
         groups = self.registry.groups()
@@ -379,6 +373,24 @@ class Sandbox:
             if doc is not None:
                 return respond(doc)
         raise errors.path_not_found()
+
+
+def _openapi(registry: Any, segs: list[str], accept: str) -> web.Response:
+    if segs == ["openapi", "v2"]:
+        if gnostic.MEDIA_TYPE in accept:  # what client-go's discovery asks for
+            return web.Response(
+                body=openapi.v2_protobuf(registry), content_type=gnostic.CONTENT_TYPE
+            )
+        return respond(openapi.v2(registry))
+    if segs[:2] == ["openapi", "v3"]:
+        doc = (
+            openapi.index(registry)
+            if len(segs) == 2
+            else openapi.group_version(registry, *_openapi_gv(segs[2:]))
+        )
+        if doc is not None:
+            return respond(doc)
+    raise errors.path_not_found()
 
 
 def _openapi_gv(segs: list[str]) -> tuple[str, str]:
@@ -402,7 +414,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
             if target is not None:
                 return await sb.aggregator.proxy(request, target, user)
         if not info.is_resource:
-            return sb.non_resource(info)
+            return sb.non_resource(info, accept=request.headers.get("Accept", ""))
         return await serve_resource(request, sb.rest, info, user)
     except errors.ApiError as err:
         return error_response(err)

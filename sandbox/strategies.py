@@ -296,7 +296,8 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any], *, cluster_ip: str) ->
         obj["status"] = {"phase": "Pending", "qosClass": _qos(spec)}
     elif key in WORKLOADS and isinstance(spec, dict):
         spec.setdefault("replicas", 1)
-        spec.setdefault("revisionHistoryLimit", 10)
+        if key != ("apps", "replicasets"):  # a ReplicaSet has no revision history
+            spec.setdefault("revisionHistoryLimit", 10)
         if key == ("apps", "deployments"):
             spec.setdefault("progressDeadlineSeconds", 600)
             spec.setdefault(

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from common.kubetime import parse_time
-from sandbox import hpa_printer
+from sandbox import hpa_printer, printers
 from sandbox.resources import ResourceType
 from sandbox.store import Obj
 
@@ -70,6 +70,9 @@ _EXTRA: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
     ),
     ("autoscaling", "horizontalpodautoscalers"): (hpa_printer.COLUMNS, hpa_printer.cells),
 }
+
+
+_EXTRA.update(printers.COLUMNS)  # upstream's columns for more kinds
 
 
 _STEP = re.compile(

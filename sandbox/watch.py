@@ -35,6 +35,8 @@ class WatchOptions:
     send_initial_events: bool = False
     bookmark_interval: float = 5.0  # seconds of quiet before a BOOKMARK (upstream: ~1 min)
     poll: float = 1.0  # seconds between checks that the client is still there
+    # each event's object as the client asked for it (a Table for kubectl get -w), else JSON
+    render: Callable[[Obj], bytes] | None = None
 
 
 def _line(kind: str, encoded_object: bytes) -> bytes:
@@ -137,7 +139,8 @@ async def serve_watch(
                 return response
             for start in range(0, len(backlog), 256):  # a few large writes, not one per object
                 chunk = backlog[start : start + 256]
-                lines = [_line(k, store.encode(rt.key, api.view(rt, o))) for k, o in chunk]
+                render = options.render or (lambda o: store.encode(rt.key, o))
+                lines = [_line(k, render(api.view(rt, o))) for k, o in chunk]
                 await stream.response.write(b"".join(lines))
             if options.send_initial_events and options.bookmarks:
                 await stream.bookmark(snapshot_rv, initial_end=True)
@@ -200,7 +203,8 @@ async def _follow(
             if event is not None:
                 obj = api.view(rt, event[1])
                 # the object of a change is immutable: encode it once for all watchers
-                lines.append(_line(event[0], _encoded(change, event[0], obj)))
+                data = options.render(obj) if options.render else None
+                lines.append(_line(event[0], data or _encoded(change, event[0], obj)))
         if lines:
             await stream.response.write(b"".join(lines))  # one TLS record for a burst
             last_sent = loop.time()

@@ -100,8 +100,11 @@ class Workloads:
             timeout = None
             if self._ready_due:
                 timeout = max(0.0, min(d[0] for d in self._ready_due) - loop.time())
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow the cancel of
+            # stop() when it races the timeout, and this loop would then never end
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 self.step(loop.time())
@@ -293,6 +296,7 @@ class Workloads:
                 if int(rs["spec"].get("replicas", 1)) != size:
                     spec = {**rs["spec"], "replicas": size}
                     self.api.update(rs_rt, ns, rs["metadata"]["name"], {**rs, "spec": spec})
+            d = self._sync_revision(d, new, owned)
         except errors.ApiError as err:
             log.warning("deployment %s/%s: %s", ns, name, err.message)
             return
@@ -305,6 +309,19 @@ class Workloads:
                 self.api.update(
                     self._rt("deployments"), ns, name, {**d, "status": status}, subresource="status"
                 )
+
+    def _sync_revision(self, d: Obj, new: Obj, owned: list[Obj]) -> Obj:
+        """The new ReplicaSet's revision on it and on the Deployment, as upstream keeps them
+        (`kubectl rollout undo` and `rollout history` read them)."""
+        rev = deployments.new_revision(new, owned)
+        new = self.api.store.get(REPLICASETS, *_ns_name(new)) or new  # scaled just now
+        updated = deployments.with_revision(new, rev)
+        if updated is not None:
+            self.api.update(self._rt("replicasets"), *_ns_name(new), updated)
+        updated = deployments.with_revision(d, rev)
+        if updated is None:
+            return d
+        return self.api.update(self._rt("deployments"), *_ns_name(d), updated)[0]
 
     # ---- the kubelet -------------------------------------------------------------------------
 
@@ -349,3 +366,7 @@ class Workloads:
 def _neg_ts(pod: Obj) -> tuple[int, ...]:
     # newest first: invert the digits of the RFC 3339 timestamp so that sorting ascends
     return tuple(-ord(ch) for ch in pod["metadata"].get("creationTimestamp", ""))
+
+
+def _ns_name(obj: Obj) -> tuple[str, str]:
+    return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]

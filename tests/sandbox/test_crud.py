@@ -310,7 +310,11 @@ async def test_table_for_kubectl_get(sandbox_http):
     )
     assert status == 200
     assert table["kind"] == "Table"
-    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
+    assert [c["name"] for c in table["columnDefinitions"]] == [
+        "Name",
+        "Data",
+        "Age",
+    ]  # upstream ConfigMap columns
     assert [r["cells"][0] for r in table["rows"]] == ["t"]
     assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
 

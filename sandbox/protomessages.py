@@ -1,0 +1,163 @@
+"""Kubernetes protobuf messages decoded from a compact table of k8s.io/api's generated.proto.
+
+One line per message: `Name: field=N ...`, where `field=N` is a string, `field=N*` a repeated
+string, `field=N:T` a value of type T and `field=N*:T` a repeated one. Go's generated code writes
+every non-pointer field, zero or not, so zero values and empty messages are dropped as JSON's
+omitempty would; `field=N?` marks a pointer field, whose zero is a value and kept. T is a
+message of this table, or one of: `int` (int32/int64 varint), `bool`, `bytes` (base64 in
+JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap` (map<string,bytes>), `time`
+(meta/v1 Time, RFC 3339 in JSON), `quantity`, `intstr`. A field number the table does not have
+is an error (415), never dropped in silence. Field numbers are facts from upstream's
+generated.proto files; add a kind by adding its messages and an entry in `KINDS`. Messages are
+named by kind alone: a kind whose message differs per version (autoscaling/v1 and v2
+HorizontalPodAutoscaler) needs the lookup keyed by apiVersion first.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+from datetime import UTC, datetime
+from typing import Any
+
+from common.kubetime import format_time
+
+TABLE = """
+ObjectMeta: name=1 generateName=2 namespace=3 selfLink=4 uid=5 resourceVersion=6 generation=7:int
+  creationTimestamp=8:time deletionTimestamp=9:time deletionGracePeriodSeconds=10?:int
+  labels=11:map annotations=12:map ownerReferences=13*:OwnerReference finalizers=14*
+OwnerReference: kind=1 name=3 uid=4 apiVersion=5 controller=6?:bool blockOwnerDeletion=7?:bool
+LabelSelector: matchLabels=1:map matchExpressions=2*:LabelSelectorRequirement
+LabelSelectorRequirement: key=1 operator=2 values=3*
+Condition: type=1 status=2 observedGeneration=3:int lastTransitionTime=4:time reason=5 message=6
+Deployment: metadata=1:ObjectMeta spec=2:DeploymentSpec status=3:DeploymentStatus
+DeploymentSpec: replicas=1?:int selector=2:LabelSelector template=3:PodTemplateSpec
+  strategy=4:DeploymentStrategy minReadySeconds=5:int revisionHistoryLimit=6?:int paused=7:bool
+  progressDeadlineSeconds=9?:int podReplacementPolicy=10
+DeploymentStrategy: type=1 rollingUpdate=2:RollingUpdateDeployment
+RollingUpdateDeployment: maxUnavailable=1:intstr maxSurge=2:intstr
+DeploymentStatus: observedGeneration=1:int replicas=2:int updatedReplicas=3:int
+  availableReplicas=4:int unavailableReplicas=5:int conditions=6*:DeploymentCondition
+  readyReplicas=7:int collisionCount=8?:int terminatingReplicas=9?:int
+DeploymentCondition: type=1 status=2 reason=4 message=5 lastUpdateTime=6:time
+  lastTransitionTime=7:time
+PodTemplateSpec: metadata=1:ObjectMeta spec=2:PodSpec
+PodSpec: containers=2*:Container restartPolicy=3 terminationGracePeriodSeconds=4?:int
+  activeDeadlineSeconds=5?:int dnsPolicy=6 nodeSelector=7:map serviceAccountName=8
+  serviceAccount=9 nodeName=10 hostNetwork=11:bool hostPID=12:bool hostIPC=13:bool
+  hostname=16 subdomain=17 schedulerName=19 initContainers=20*:Container
+  automountServiceAccountToken=21?:bool priorityClassName=24 priority=25?:int
+  enableServiceLinks=30?:bool preemptionPolicy=31
+Container: name=1 image=2 command=3* args=4* workingDir=5 ports=6*:ContainerPort env=7*:EnvVar
+  resources=8:ResourceRequirements terminationMessagePath=13 imagePullPolicy=14 stdin=16:bool
+  stdinOnce=17:bool tty=18:bool terminationMessagePolicy=20 restartPolicy=24
+ContainerPort: name=1 hostPort=2:int containerPort=3:int protocol=4 hostIP=5
+EnvVar: name=1 value=2
+ResourceRequirements: limits=1:qmap requests=2:qmap
+Pod: metadata=1:ObjectMeta spec=2:PodSpec status=3:PodStatus
+PodStatus: phase=1 message=3 reason=4 hostIP=5 podIP=6 startTime=7:time qosClass=9
+  nominatedNodeName=11 resize=14
+Service: metadata=1:ObjectMeta spec=2:ServiceSpec status=3:ServiceStatus
+ServiceSpec: ports=1*:ServicePort selector=2:map clusterIP=3 type=4 externalIPs=5*
+  sessionAffinity=7 loadBalancerIP=8 loadBalancerSourceRanges=9* externalName=10
+  externalTrafficPolicy=11 healthCheckNodePort=12:int publishNotReadyAddresses=13:bool
+  ipFamilyPolicy=17 clusterIPs=18* ipFamilies=19* allocateLoadBalancerNodePorts=20?:bool
+  loadBalancerClass=21 internalTrafficPolicy=22 trafficDistribution=23
+ServicePort: name=1 protocol=2 port=3:int targetPort=4:intstr nodePort=5:int appProtocol=6
+ServiceStatus: loadBalancer=1:LoadBalancerStatus conditions=2*:Condition
+LoadBalancerStatus: ingress=1*:LoadBalancerIngress
+LoadBalancerIngress: ip=1 hostname=2
+Namespace: metadata=1:ObjectMeta spec=2:NamespaceSpec status=3:NamespaceStatus
+NamespaceSpec: finalizers=1*
+NamespaceStatus: phase=1
+ConfigMap: metadata=1:ObjectMeta data=2:map binaryData=3:bmap immutable=4?:bool
+Secret: metadata=1:ObjectMeta data=2:bmap type=3 stringData=4:map immutable=5?:bool
+"""
+
+# kinds whose bodies this table decodes: kind -> top message
+KINDS = ("Deployment", "Pod", "Service", "Namespace", "ConfigMap", "Secret")
+
+Field = tuple[str, bool, str, bool]  # (JSON name, repeated, type, zero is a value)
+_ZERO: tuple[Any, ...] = ("", 0, False, None, {})
+
+
+class UnknownField(ValueError):
+    """A field number the table does not describe."""
+
+
+@functools.cache
+def messages() -> dict[str, dict[int, Field]]:
+    found: dict[str, dict[int, Field]] = {}
+    current = ""
+    for line in TABLE.strip().splitlines():
+        if not line.startswith(" "):
+            current, _, line = line.partition(":")
+            found[current] = {}
+        for item in line.split():
+            name, _, rest = item.partition("=")
+            number, _, kind = rest.partition(":")
+            repeated, pointer = number.endswith("*"), number.endswith("?")
+            found[current][int(number.rstrip("*?"))] = (name, repeated, kind or "string", pointer)
+    return found
+
+
+Raw = dict[int, list[bytes | int]]
+
+
+def decode_message(name: str, raw: Raw, fields_of: Any) -> dict[str, Any]:
+    """A parsed message (field number -> raw values) as its JSON object."""
+    table = messages()[name]
+    out: dict[str, Any] = {}
+    for number, values in raw.items():
+        if number not in table:
+            raise UnknownField(f"field {number} of {name} is not known to the sandbox")
+        field, repeated, kind, pointer = table[number]
+        decoded = [_value(kind, v, fields_of) for v in values]
+        if kind in ("map", "qmap", "bmap"):
+            value: Any = {k: v for item in decoded for k, v in item.items()}
+        else:
+            value = decoded if repeated else decoded[-1]
+        if pointer or not any(value == zero and type(value) is type(zero) for zero in _ZERO):
+            out[field] = value
+    return out
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _text(value: bytes | int) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _value(kind: str, value: bytes | int, fields_of: Any) -> Any:
+    if kind == "string":
+        return _text(value)
+    if kind == "int":
+        return _signed(value) if isinstance(value, int) else 0
+    if kind == "bool":
+        return bool(value)
+    if kind == "bytes":
+        return base64.b64encode(value if isinstance(value, bytes) else b"").decode()
+    msg = fields_of(value if isinstance(value, bytes) else b"")
+    return _special(kind, msg, fields_of)
+
+
+def _special(kind: str, msg: Raw, fields_of: Any) -> Any:
+    if kind in ("map", "qmap", "bmap"):  # map entry: 1 key, 2 value
+        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}[kind]
+        value = msg.get(2, [b""])[-1]
+        return {_text(msg.get(1, [b""])[-1]): _value(inner, value, fields_of)}
+    if kind == "quantity":  # resource.Quantity: 1 string
+        return _text(msg.get(1, [b""])[-1])
+    if kind == "intstr":  # IntOrString: 1 type (0 int, 1 string), 2 intVal, 3 strVal
+        if msg.get(1, [0])[-1] == 1:
+            return _text(msg.get(3, [b""])[-1])
+        number = msg.get(2, [0])[-1]
+        return _signed(number) if isinstance(number, int) else 0
+    if kind == "time":  # meta/v1 Time: 1 seconds, 2 nanos (dropped: JSON has seconds only)
+        if not msg:
+            return None  # the zero time is written as an empty message
+        seconds = msg.get(1, [0])[-1]
+        return format_time(datetime.fromtimestamp(int(seconds), UTC))
+    return decode_message(kind, msg, fields_of)
