@@ -9,40 +9,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
-from pathlib import Path
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from adapter.auth.limits import LimitedAppRunner, limits_middleware
 from adapter.auth.options import build_guard, client_cas_provider
+from adapter.backends import BackendPool
 from adapter.cli import PROG, AdapterOptions, parse_args
 from adapter.errors import ConfigError
-from adapter.prometheus import PrometheusClient
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
 from adapter.provider.prometheus_provider import PrometheusProvider
-from adapter.provider.rules_engine import RulesEngine, load_engine
-from adapter.rules.resources import ResourceResolver
+from adapter.provider.rules_engine import RulesEngine
+from adapter.reload import RuleReloader, read_rules
 from adapter.server import logs
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS
 
 log = logging.getLogger("adapter")
-
-
-def read_rules(path: str) -> RulesEngine:
-    """The rule file as an engine; ConfigError (rule index, field, problem) when it is bad."""
-    try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise ConfigError(f"--config {path}: {err.strerror}") from err
-    return load_engine(text, source=path)
 
 
 @contextlib.asynccontextmanager
@@ -70,10 +58,11 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
         if start is not None:
             await start()
             stack.push_async_callback(guard.close)  # type: ignore[attr-defined]
-        client = PrometheusClient(options.prometheus, registry=registry)
-        stack.push_async_callback(client.close)
+        backends = BackendPool(options.prometheus, registry=registry)
+        stack.push_async_callback(backends.close)
+        backends.apply(engine.config.backends)  # a bad backend credential stops start-up
         discovery = Discovery(
-            client,
+            backends,
             engine.with_resolver(objects),  # label -> resource mapping from cluster discovery
             options=DiscoveryOptions(
                 interval=options.relist_interval,
@@ -83,7 +72,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             registry=registry,
         )
         provider = PrometheusProvider(
-            client=client,
+            backends=backends,
             discovery=discovery,
             resolver=objects,
             lister=objects,
@@ -103,53 +92,20 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
         await site.start()
         task = asyncio.create_task(discovery.run(), name="discovery")
         stack.callback(task.cancel)
-        watcher = asyncio.create_task(
-            _watch_rules(options, discovery, objects), name="rule-file-watch"
+        reloader = RuleReloader(
+            options.config,
+            discovery=discovery,
+            backends=backends,
+            resolver=objects,
+            registry=registry,
         )
+        stack.push_async_callback(reloader.close)
+        watcher = asyncio.create_task(reloader.watch(), name="rule-file-watch")
         stack.callback(watcher.cancel)
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGHUP, lambda: _reload(options, discovery, objects))
+        loop.add_signal_handler(signal.SIGHUP, reloader.request_reload)
         log.info("serving on %s:%d", options.bind_address, options.secure_port)
         yield runner
-
-
-RULE_FILE_POLL = 5.0  # seconds between rule file checks; ConfigMap updates take ~1 min anyway
-_background: set[asyncio.Task[None]] = set()  # keeps reload passes referenced until done
-
-
-def _file_stamp(path: str) -> tuple[float, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime, st.st_size)
-
-
-async def _watch_rules(
-    options: AdapterOptions, discovery: Discovery, resolver: ResourceResolver
-) -> None:
-    """Reload the rule file when it changes (a mounted ConfigMap is swapped by symlink)."""
-    last = _file_stamp(options.config)
-    while True:
-        await asyncio.sleep(RULE_FILE_POLL)
-        stamp = _file_stamp(options.config)
-        if stamp is not None and stamp != last:
-            last = stamp
-            _reload(options, discovery, resolver)
-
-
-def _reload(options: AdapterOptions, discovery: Discovery, resolver: ResourceResolver) -> None:
-    """Re-read the rule file (SIGHUP or a change); a bad file keeps the running rules."""
-    try:
-        engine = read_rules(options.config).with_resolver(resolver)
-    except ConfigError as err:
-        log.error("rule reload failed, keeping the current rules: %s", err)
-        return
-    discovery.replace_engine(engine)
-    task = asyncio.get_running_loop().create_task(discovery.run_once(now=datetime.now(UTC)))
-    _background.add(task)
-    task.add_done_callback(_background.discard)
-    log.info("rules reloaded from %s", options.config)
 
 
 async def run(options: AdapterOptions, engine: RulesEngine) -> None:

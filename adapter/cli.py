@@ -122,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_duration,
         default=0.0,
         metavar="DURATION",
-        help="how far back discovery looks; 0 = the relist interval",
+        help="a series stays listed until it has had no sample for this long (discovery "
+        "looks back this far); unset or 0: the larger of twice --metrics-relist-interval and "
+        "5m; any other value is used as given",
     )
     g.add_argument(
         "--cache-ttl",
@@ -280,6 +282,17 @@ class AdapterOptions:
     auth: AuthOptions
 
 
+MIN_DEFAULT_MAX_AGE = 300.0  # seconds: outlasts a few missed scrapes of a slow (1m) job
+
+
+def default_max_age(relist_interval: float) -> float:
+    """The look-back when --metrics-max-age is not given: twice the relist interval, so a
+    series seen by one relist is still inside the next one's window even if that one starts
+    late, and never under 5 minutes. (The peer uses the interval itself, so a series whose
+    last sample falls just before a relist's window drops out and comes back: issue #229.)"""
+    return max(2 * relist_interval, MIN_DEFAULT_MAX_AGE)
+
+
 def parse_args(argv: list[str] | None = None) -> AdapterOptions:
     parser = build_parser()
     ns = parser.parse_args(argv)
@@ -314,8 +327,7 @@ def parse_args(argv: list[str] | None = None) -> AdapterOptions:
     return AdapterOptions(
         config=ns.config,
         relist_interval=ns.metrics_relist_interval,
-        # the peer: max age 0 means "the relist interval"
-        max_age=ns.metrics_max_age or ns.metrics_relist_interval,
+        max_age=ns.metrics_max_age or default_max_age(ns.metrics_relist_interval),
         cache_ttl=ns.cache_ttl,
         prometheus=prometheus,
         tls=tls,

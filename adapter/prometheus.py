@@ -62,7 +62,9 @@ class PrometheusOptions:
     headers: Mapping[str, str] = field(default_factory=dict)  # --prometheus-header k=v
     in_cluster: bool = False  # service account token + CA (--prometheus-auth-incluster)
     auth_config: str | None = None  # kubeconfig-format file (--prometheus-auth-config)
-    insecure_skip_verify: bool = False  # only from an auth config that asks for it
+    insecure_skip_verify: bool = False  # from an auth config or a backend's tls that asks for it
+    basic_auth: tuple[str, str] | None = field(default=None, repr=False)  # (user, password)
+    query_parameters: Mapping[str, str] = field(default_factory=dict)  # added to every call
 
 
 class _TokenSource:
@@ -95,21 +97,23 @@ class _Auth:
 
 
 class PrometheusMetrics:
-    """Self-metrics of the client, registered on the adapter's own registry."""
+    """Self-metrics of the clients, registered once on the adapter's own registry and shared by
+    every backend's client (label `backend`)."""
 
     def __init__(self, registry: CollectorRegistry | None) -> None:
         kw: dict[str, Any] = {"registry": registry}
         self.latency = Histogram(
             "promscaler_adapter_prometheus_request_duration_seconds",
-            "Latency of Prometheus API calls.",
-            ["endpoint"],
+            "Latency of Prometheus API calls by backend and endpoint (query, series).",
+            ["backend", "endpoint"],
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
             **kw,
         )
         self.errors = Counter(
             "promscaler_adapter_prometheus_errors_total",
-            "Failed Prometheus API calls by endpoint and kind (unavailable, timeout, rejected).",
-            ["endpoint", "kind"],
+            "Failed Prometheus API calls by backend, endpoint and kind "
+            "(unavailable, timeout, rejected).",
+            ["backend", "endpoint", "kind"],
             **kw,
         )
 
@@ -118,14 +122,20 @@ class PrometheusClient:
     """Prometheus' HTTP API. Create inside a running event loop; `await close()` when done."""
 
     def __init__(
-        self, options: PrometheusOptions, *, registry: CollectorRegistry | None = None
+        self,
+        options: PrometheusOptions,
+        *,
+        registry: CollectorRegistry | None = None,
+        backend: str = "default",
+        metrics: PrometheusMetrics | None = None,
     ) -> None:
         if options.verb.upper() not in ("GET", "POST"):
             raise ConfigError(f"--prometheus-verb: must be GET or POST, not {options.verb!r}")
         self._options = options
         self._base = options.url.rstrip("/")
         self._auth = _resolve_auth(options)
-        self._metrics = PrometheusMetrics(registry)
+        self._metrics = metrics if metrics is not None else PrometheusMetrics(registry)
+        self.backend = backend  # the `backend` label of this client's self-metrics
         connector = aiohttp.TCPConnector(ssl=self._auth.ssl_context, limit=64)
         self._session = aiohttp.ClientSession(connector=connector, raise_for_status=False)
         self.calls = 0  # number of HTTP calls made; tests and the benchmark read it
@@ -166,6 +176,7 @@ class PrometheusClient:
         self, endpoint: str, params: list[tuple[str, str]], *, time_limit: float | None
     ) -> Any:
         url = f"{self._base}/api/v1/{endpoint}"
+        params = params + list(self._options.query_parameters.items())
         limit = self._options.timeout if time_limit is None else time_limit
         started = time.perf_counter()
         self.calls += 1
@@ -173,17 +184,19 @@ class PrometheusClient:
             async with asyncio.timeout(limit):
                 body, status = await self._send(url, params)
         except TimeoutError as err:
-            self._metrics.errors.labels(endpoint, "timeout").inc()
-            log.warning("prometheus %s timed out after %.3gs", endpoint, limit)
+            self._metrics.errors.labels(self.backend, endpoint, "timeout").inc()
+            log.warning("prometheus %s %s timed out after %.3gs", self.backend, endpoint, limit)
             raise PrometheusUnavailable(
                 "unable to fetch metrics: the metrics backend timed out"
             ) from err
         except (aiohttp.ClientError, OSError) as err:
-            self._metrics.errors.labels(endpoint, "unavailable").inc()
-            log.warning("prometheus %s failed: %s", endpoint, type(err).__name__)
+            self._metrics.errors.labels(self.backend, endpoint, "unavailable").inc()
+            log.warning("prometheus %s %s failed: %s", self.backend, endpoint, type(err).__name__)
             raise PrometheusUnavailable() from err
         finally:
-            self._metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+            self._metrics.latency.labels(self.backend, endpoint).observe(
+                time.perf_counter() - started
+            )
         return self._decode(endpoint, status, body)
 
     async def _send(self, url: str, params: list[tuple[str, str]]) -> tuple[bytes, int]:
@@ -202,19 +215,26 @@ class PrometheusClient:
         try:
             doc = json.loads(body)
         except ValueError as err:
-            self._metrics.errors.labels(endpoint, "unavailable").inc()
-            log.warning("prometheus %s answered HTTP %d with a non-JSON body", endpoint, status)
+            self._metrics.errors.labels(self.backend, endpoint, "unavailable").inc()
+            log.warning(
+                "prometheus %s %s answered HTTP %d with a non-JSON body",
+                self.backend,
+                endpoint,
+                status,
+            )
             raise PrometheusUnavailable() from err
         if isinstance(doc, dict) and doc.get("status") == "success":
             return doc.get("data")
         detail = doc.get("error", "") if isinstance(doc, dict) else ""
         kind = doc.get("errorType", "") if isinstance(doc, dict) else ""
-        log.warning("prometheus %s answered HTTP %d %s: %s", endpoint, status, kind, detail)
+        log.warning(
+            "prometheus %s %s answered HTTP %d %s: %s", self.backend, endpoint, status, kind, detail
+        )
         # 4xx (bad_data, execution) is our query's fault: a rule problem, not an outage
         if 400 <= status < 500 and status not in (408, 429):
-            self._metrics.errors.labels(endpoint, "rejected").inc()
+            self._metrics.errors.labels(self.backend, endpoint, "rejected").inc()
             raise PrometheusQueryError()
-        self._metrics.errors.labels(endpoint, "unavailable").inc()
+        self._metrics.errors.labels(self.backend, endpoint, "unavailable").inc()
         raise PrometheusUnavailable()
 
 
@@ -252,7 +272,7 @@ def _resolve_auth(options: PrometheusOptions) -> _Auth:
     token_file = options.token_file
     ca_file, cert, key = options.ca_file, options.client_cert_file, options.client_key_file
     insecure = options.insecure_skip_verify
-    basic: tuple[str, str] | None = None
+    basic: tuple[str, str] | None = options.basic_auth
     if options.in_cluster:
         token_file = token_file or str(IN_CLUSTER_TOKEN)
         ca_file = ca_file or str(IN_CLUSTER_CA)
@@ -261,7 +281,7 @@ def _resolve_auth(options: PrometheusOptions) -> _Auth:
         token_file = token_file or kc.token_file
         ca_file, cert, key = ca_file or kc.ca_file, cert or kc.cert_file, key or kc.key_file
         insecure = insecure or kc.insecure
-        basic = kc.basic
+        basic = basic or kc.basic
         if kc.token and not token_file:
             headers.setdefault("Authorization", f"Bearer {kc.token}")
     if basic is not None:

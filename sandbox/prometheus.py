@@ -190,6 +190,11 @@ class PrometheusServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        """The process id while running (tests SIGSTOP it to make a hung server)."""
+        return self._process.pid if self.running and self._process is not None else None
+
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL); data and port are kept for `start()`."""
         if self._process is None:

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from datetime import datetime
+from typing import Any, Protocol
 
+from adapter.prometheus import Sample
 from adapter.provider.seams import CustomMetricInfo, ExternalMetricInfo
+from adapter.rules.backends import DEFAULT_BACKEND
+from adapter.rules.config import SeriesCall
 from adapter.rules.resources import ResourceInfo
 from common.selectors import Selector
 
@@ -23,6 +27,40 @@ class PreparedQuery:
     promql: str
     resource_label: str | None = None  # custom: the label whose value names the object
     window_seconds: int | None = None  # the rule query's range (e.g. [2m] -> 120), if any
+    backend: str = DEFAULT_BACKEND  # the backend whose client answers it
+
+
+class PrometheusAPI(Protocol):
+    """The calls the provider and discovery make to one backend (`adapter.prometheus`)."""
+
+    async def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]: ...
+
+    async def series(
+        self,
+        matchers: Sequence[str],
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        time_limit: float | None = None,
+    ) -> list[dict[str, str]]: ...
+
+
+class Backends(Protocol):
+    """The client of each backend by name (`adapter.backends.BackendPool`)."""
+
+    def client(self, name: str) -> PrometheusAPI:
+        """The client of backend `name` (`default` is the --prometheus-* flags' backend)."""
+        ...
+
+
+class SingleBackend:
+    """Every backend name answered by one client: tests, and programs with one Prometheus."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def client(self, name: str) -> PrometheusAPI:
+        return self._client  # type: ignore[no-any-return]
 
 
 class QueryPlanner(Protocol):
@@ -57,18 +95,23 @@ class QueryPlanner(Protocol):
 
 
 class RuleEngine(Protocol):
-    """Builds QueryPlanners from discovery results, one seriesQuery at a time so a failing
-    call can keep its last good part while the others update."""
+    """Builds QueryPlanners from discovery results, one (backend, seriesQuery) call at a time
+    so a failing call can keep its last good part while the others update."""
 
     @property
-    def series_queries(self) -> Sequence[str]:
-        """The distinct seriesQuery strings, each to be sent once per discovery pass."""
+    def series_calls(self) -> Sequence[SeriesCall]:
+        """The distinct (backend, seriesQuery) calls, each sent once per discovery pass."""
         ...
 
-    def index_part(self, series_query: str, series: Iterable[Mapping[str, str]]) -> object:
-        """A compact summary of what one seriesQuery found (the label sets are not kept)."""
+    def index_part(self, call: SeriesCall, series: Iterable[Mapping[str, str]]) -> object:
+        """A compact summary of what one call found (the label sets are not kept)."""
         ...
 
-    def combine(self, parts: Mapping[str, object]) -> QueryPlanner:
-        """A planner over the parts of every seriesQuery that has answered at least once."""
+    def carry_over(self, part: object, *, previous: RuleEngine) -> object | None:
+        """A part `previous` built, usable by this engine when the rules sharing its call did
+        not change (a reload re-discovers only the rest); None otherwise."""
+        ...
+
+    def combine(self, parts: Mapping[SeriesCall, object]) -> QueryPlanner:
+        """A planner over the parts of every call that has answered at least once."""
         ...

@@ -15,14 +15,14 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Protocol, cast
+from typing import cast
 
 from prometheus_client import CollectorRegistry, Counter
 
 from adapter.errors import MetricNotFound
-from adapter.prometheus import Sample
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery
+from adapter.provider.engine import Backends, PreparedQuery
 from adapter.provider.seams import (
     CustomMetricInfo,
     ExternalMetricInfo,
@@ -38,26 +38,20 @@ from common.selectors import Selector
 log = logging.getLogger(__name__)
 
 
-class QuerySource(Protocol):
-    """The part of the Prometheus client the provider uses."""
-
-    async def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]: ...
-
-
 class PrometheusProvider:
     """Implements `adapter.provider.seams.MetricsProvider`."""
 
     def __init__(
         self,
         *,
-        client: QuerySource,
+        backends: Backends,
         discovery: Discovery,
         resolver: ResourceResolver,
         lister: ObjectLister,
         cache: ResultCache[object],
         registry: CollectorRegistry | None = None,
     ) -> None:
-        self._client = client
+        self._backends = backends
         self._discovery = discovery
         self._resolver = resolver
         self._lister = lister
@@ -137,7 +131,8 @@ class PrometheusProvider:
         points = cast(
             dict[str, tuple[datetime, str]],
             await self._cache.get(
-                ("custom", label, query.promql), lambda: self._fetch_custom(query.promql, label)
+                ("custom", query.backend, label, query.promql),
+                lambda: self._fetch_custom(query, label),
             ),
         )
         selector = None if metric_selector.empty else metric_selector
@@ -150,9 +145,11 @@ class PrometheusProvider:
             out.append(MetricValue(ref, metric, point[0], point[1], query.window_seconds, selector))
         return out
 
-    async def _fetch_custom(self, promql: str, label: str) -> dict[str, tuple[datetime, str]]:
+    async def _fetch_custom(
+        self, query: PreparedQuery, label: str
+    ) -> dict[str, tuple[datetime, str]]:
         """Object name -> (time, Quantity): converted once per query, shared by its readers."""
-        samples = await self._client.query(promql)
+        samples = await self._backends.client(query.backend).query(query.promql)
         return {
             s.labels.get(label, ""): (_time(s.timestamp), _quantity(s.value))
             for s in samples
@@ -170,7 +167,7 @@ class PrometheusProvider:
         points = cast(
             list[tuple[Mapping[str, str], datetime, str]],
             await self._cache.get(
-                ("external", query.promql), lambda: self._fetch_external(query.promql)
+                ("external", query.backend, query.promql), lambda: self._fetch_external(query)
             ),
         )
         return [
@@ -178,8 +175,10 @@ class PrometheusProvider:
             for labels, stamp, value in points
         ]
 
-    async def _fetch_external(self, promql: str) -> list[tuple[Mapping[str, str], datetime, str]]:
-        samples = await self._client.query(promql)
+    async def _fetch_external(
+        self, query: PreparedQuery
+    ) -> list[tuple[Mapping[str, str], datetime, str]]:
+        samples = await self._backends.client(query.backend).query(query.promql)
         return [
             (
                 MappingProxyType({k: v for k, v in s.labels.items() if k != "__name__"}),

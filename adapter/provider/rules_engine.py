@@ -14,9 +14,11 @@ from adapter.rules import (
     SeriesIndex,
     build_custom_query,
     build_external_query,
+    carry_over,
     index_series,
     load_rules,
 )
+from adapter.rules.config import SeriesCall
 from adapter.rules.resources import STATIC_RESOLVER, ResourceInfo, ResourceResolver
 from common.selectors import Selector
 
@@ -63,7 +65,9 @@ class RulesPlanner:
             metric_selector=metric_selector,
             resolver=self._resolver,
         )
-        prepared = PreparedQuery(query.promql, query.resource_label, query.window_seconds)
+        prepared = PreparedQuery(
+            query.promql, query.resource_label, query.window_seconds, source.rule.backend
+        )
         if len(self._queries) >= MEMO_SIZE:
             self._queries.clear()  # crude but bounded; HPAs ask the same few questions
         self._queries[key] = prepared
@@ -78,7 +82,7 @@ class RulesPlanner:
         query = build_external_query(
             source, namespace=namespace, metric_selector=selector, resolver=self._resolver
         )
-        return PreparedQuery(query.promql, None, query.window_seconds)
+        return PreparedQuery(query.promql, None, query.window_seconds, source.rule.backend)
 
 
 class RulesEngine:
@@ -89,13 +93,20 @@ class RulesEngine:
         self._resolver = resolver
 
     @property
-    def series_queries(self) -> Sequence[str]:
-        return self.config.series_queries
+    def series_calls(self) -> Sequence[SeriesCall]:
+        return self.config.series_calls
 
-    def index_part(self, series_query: str, series: Iterable[Mapping[str, str]]) -> object:
-        return index_series(self.config, series_query, series, resolver=self._resolver)
+    def index_part(self, call: SeriesCall, series: Iterable[Mapping[str, str]]) -> object:
+        return index_series(
+            self.config, call.series_query, series, resolver=self._resolver, backend=call.backend
+        )
 
-    def combine(self, parts: Mapping[str, object]) -> RulesPlanner:
+    def carry_over(self, part: object, *, previous: object) -> object | None:
+        if not isinstance(part, SeriesIndex) or not isinstance(previous, RulesEngine):
+            return None
+        return carry_over(part, old=previous.config, new=self.config)
+
+    def combine(self, parts: Mapping[SeriesCall, object]) -> RulesPlanner:
         indexes = [p for p in parts.values() if isinstance(p, SeriesIndex)]
         return RulesPlanner(MetricIndex.merge(indexes), self._resolver)
 

@@ -15,6 +15,7 @@ from adapter.rules.discovery import (
     MetricSource,
     SeriesIndex,
     build_index,
+    carry_over,
     index_series,
 )
 from adapter.rules.errors import RuleError, RuleQueryError
@@ -41,6 +42,7 @@ __all__ = [
     "build_custom_query",
     "build_external_query",
     "build_index",
+    "carry_over",
     "index_series",
     "load_rules",
 ]

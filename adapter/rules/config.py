@@ -8,18 +8,31 @@ missing ), unterminated subpattern`. Regexes, templates and durations are compil
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 import yaml
 
+from adapter.rules.backends import DEFAULT_BACKEND, Backend, check_backend_name, load_backends
 from adapter.rules.durations import find_window, parse_duration
 from adapter.rules.errors import RuleError, TemplateError
 from adapter.rules.matchers import is_label_name
 from adapter.rules.regexes import compile_re2
 from adapter.rules.templating import Template, compile_template
+from adapter.rules.yamlfields import (
+    ANY_KEYS,
+    Place,
+    StrictLoader,
+    boolean,
+    mapping,
+    sequence,
+    string,
+)
 
 __all__ = [
     "QUERY_FIELDS",
@@ -30,6 +43,7 @@ __all__ = [
     "ResourceRules",
     "Rule",
     "RulesConfig",
+    "SeriesCall",
     "SeriesFilter",
     "load_rules",
 ]
@@ -94,6 +108,8 @@ class Rule:
     name: NameMapping
     metrics_query: Template
     window_seconds: int | None  # the range of the query's first range selector, if any
+    backend: str = DEFAULT_BACKEND  # the `backends:` entry its queries go to
+    fingerprint: str = ""  # hash of the rule's text: equal rules need no re-discovery on reload
 
 
 @dataclass(frozen=True)
@@ -104,6 +120,7 @@ class ResourceRule:
     node_query: Template
     resources: ResourceMapping
     container_label: str
+    backend: str = DEFAULT_BACKEND  # its own `backend:`, else `resourceRules.backend`
 
 
 @dataclass(frozen=True)
@@ -111,6 +128,15 @@ class ResourceRules:
     cpu: ResourceRule
     memory: ResourceRule
     window_seconds: int | None
+    backend: str = DEFAULT_BACKEND  # `resourceRules.backend`, the default of cpu and memory
+
+
+@dataclass(frozen=True)
+class SeriesCall:
+    """One discovery call: a distinct seriesQuery sent to one backend."""
+
+    backend: str
+    series_query: str
 
 
 @dataclass(frozen=True)
@@ -121,151 +147,52 @@ class RulesConfig:
     external_rules: tuple[Rule, ...] = ()
     resource_rules: ResourceRules | None = None
     source: str = "config"
+    backends: Mapping[str, Backend] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def series_queries(self) -> tuple[str, ...]:
-        """Distinct seriesQuery strings, in file order: one discovery call each."""
-        queries = (rule.series_query for rule in self.rules + self.external_rules)
-        return tuple(dict.fromkeys(queries))
+        """Distinct seriesQuery strings, in file order (whatever their backend)."""
+        return tuple(dict.fromkeys(call.series_query for call in self.series_calls))
 
-    def rules_for(self, series_query: str) -> tuple[Rule, ...]:
-        """The custom then external rules sharing `series_query`, in file order."""
-        return tuple(r for r in self.rules + self.external_rules if r.series_query == series_query)
+    @property
+    def series_calls(self) -> tuple[SeriesCall, ...]:
+        """Distinct (backend, seriesQuery) pairs in file order: one discovery call each."""
+        calls = (SeriesCall(r.backend, r.series_query) for r in self.rules + self.external_rules)
+        return tuple(dict.fromkeys(calls))
 
-
-# ---- YAML with duplicate-key detection ----------------------------------------------------------
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys (as the peer's UnmarshalStrict does)."""
-
-
-def _strict_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-class _Scalar(str):
-    """A plain scalar YAML would type (int, float, bool, timestamp), kept as its text: the
-    peer's yaml.v2 fills string fields with the scalar's text (`as: 2xx`, `matches: 123`)."""
-
-    tag: str = ""
-
-
-def _text_scalar(loader: _StrictLoader, node: yaml.ScalarNode) -> _Scalar:
-    scalar = _Scalar(loader.construct_scalar(node))
-    scalar.tag = node.tag
-    return scalar
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _strict_mapping)
-for _tag in ("bool", "int", "float", "timestamp"):
-    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _text_scalar)
-_TRUE = frozenset({"true", "yes", "on"})  # YAML 1.1 booleans, as yaml.v2 reads them
-
-
-def _boolean(value: Any, place: _Place, default: bool) -> bool:
-    if value is None:
-        return default
-    if isinstance(value, _Scalar) and value.tag.endswith(":bool"):
-        return value.lower() in _TRUE
-    raise place.error(f"must be true or false, not {_type_name(value)}")
+    def rules_for(self, series_query: str, *, backend: str = DEFAULT_BACKEND) -> tuple[Rule, ...]:
+        """The custom then external rules of `backend` sharing `series_query`, in file order."""
+        return tuple(
+            r
+            for r in self.rules + self.external_rules
+            if r.series_query == series_query and r.backend == backend
+        )
 
 
 # ---- validation --------------------------------------------------------------------------------
 
 
-class _Place:
-    """A position in the document, for messages: `config: rules[3].name`."""
-
-    def __init__(self, source: str, rel: str = "") -> None:
-        self.source = source
-        self.rel = rel
-
-    @property
-    def path(self) -> str:
-        return f"{self.source}: {self.rel}" if self.rel else self.source
-
-    def __truediv__(self, key: str | int) -> _Place:
-        if isinstance(key, int):
-            return _Place(self.source, f"{self.rel}[{key}]")
-        return _Place(self.source, f"{self.rel}.{key}" if self.rel else key)
-
-    def error(self, problem: str) -> RuleError:
-        return RuleError(self.path, problem)
-
-
-def _mapping(value: Any, place: _Place, allowed: frozenset[str]) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise place.error(f"must be a mapping, not {_type_name(value)}")
-    for key in value:
-        if key not in allowed:
-            raise (place / str(key)).error(
-                f"unknown key {key!r} (allowed: {', '.join(sorted(allowed))})"
-            )
-    return value
-
-
-def _string(value: Any, place: _Place, *, required: bool = False) -> str:
-    if value is None:
-        value = ""
-    if not isinstance(value, str):
-        raise place.error(f"must be a string, not {_type_name(value)}")
-    if required and not value.strip():
-        raise place.error("is required and must not be empty")
-    return str(value)
-
-
-def _list(value: Any, place: _Place) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise place.error(f"must be a list, not {_type_name(value)}")
-    return value
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, _Scalar):
-        return {"bool": "a boolean", "timestamp": "a timestamp"}.get(
-            value.tag.rpartition(":")[2], "a number"
-        )
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return "a string" if isinstance(value, str) else "null"
-
-
-def _regex(value: Any, place: _Place) -> re.Pattern[str]:
-    text = _string(value, place, required=True)
+def _regex(value: Any, place: Place) -> re.Pattern[str]:
+    text = string(value, place, required=True)
     try:
         return compile_re2(text)
     except ValueError as err:
         raise place.error(f'invalid regular expression "{text}": {err}') from err
 
 
-def _template(value: Any, place: _Place, fields: frozenset[str]) -> Template:
-    text = _string(value, place, required=True)
+def _template(value: Any, place: Place, fields: frozenset[str]) -> Template:
+    text = string(value, place, required=True)
     try:
         return compile_template(text, fields=fields)
     except TemplateError as err:
         raise place.error(f"invalid template: {err}") from err
 
 
-def _filters(value: Any, place: _Place) -> tuple[SeriesFilter, ...]:
+def _filters(value: Any, place: Place) -> tuple[SeriesFilter, ...]:
     filters = []
-    for index, entry in enumerate(_list(value, place)):
+    for index, entry in enumerate(sequence(value, place)):
         at = place / index
-        entry = _mapping(entry, at, frozenset({"is", "isNot"}))
+        entry = mapping(entry, at, frozenset({"is", "isNot"}))
         keys = [key for key in ("is", "isNot") if entry.get(key) not in (None, "")]
         if len(keys) != 1:
             both = "cannot have both an `is` and an `isNot` expression in a single filter"
@@ -274,40 +201,32 @@ def _filters(value: Any, place: _Place) -> tuple[SeriesFilter, ...]:
     return tuple(filters)
 
 
-def _resources(value: Any, place: _Place) -> ResourceMapping:
-    raw = _mapping(value, place, frozenset({"template", "overrides", "namespaced"}))
+def _resources(value: Any, place: Place) -> ResourceMapping:
+    raw = mapping(value, place, frozenset({"template", "overrides", "namespaced"}))
     template = None
     if raw.get("template") not in (None, ""):
         template = _template(raw["template"], place / "template", RESOURCE_FIELDS)
         if "Resource" not in template.source:
             raise (place / "template").error("must include at least <<.Resource>>")
     overrides = []
-    for label, target in _mapping(raw.get("overrides"), place / "overrides", _ANY).items():
+    for label, target in mapping(raw.get("overrides"), place / "overrides", ANY_KEYS).items():
         at = place / "overrides" / str(label)
         if not isinstance(label, str) or not is_label_name(label):
             raise at.error(f"{label!r} is not a Prometheus label name")
-        target = _mapping(target, at, frozenset({"group", "resource"}))
-        group = _string(target.get("group"), at / "group")
-        resource = _string(target.get("resource"), at / "resource", required=True)
+        target = mapping(target, at, frozenset({"group", "resource"}))
+        group = string(target.get("group"), at / "group")
+        resource = string(target.get("resource"), at / "resource", required=True)
         overrides.append(ResourceOverride(str(label), group, resource))
-    namespaced = _boolean(raw.get("namespaced"), place / "namespaced", True)
+    namespaced = boolean(raw.get("namespaced"), place / "namespaced", True)
     return ResourceMapping(tuple(overrides), template, namespaced)
 
 
-class _AnyKeys(frozenset[str]):
-    def __contains__(self, key: object) -> bool:
-        return True
-
-
-_ANY = _AnyKeys()
-
-
-def _name(value: Any, place: _Place) -> NameMapping:
-    raw = _mapping(value, place, frozenset({"matches", "as"}))
+def _name(value: Any, place: Place) -> NameMapping:
+    raw = mapping(value, place, frozenset({"matches", "as"}))
     matches = _MATCH_ALL
     if raw.get("matches") not in (None, ""):
         matches = _regex(raw["matches"], place / "matches")
-    as_ = _string(raw.get("as"), place / "as")
+    as_ = string(raw.get("as"), place / "as")
     if not as_:
         if matches.groups > 1:
             raise (place / "as").error(
@@ -317,31 +236,49 @@ def _name(value: Any, place: _Place) -> NameMapping:
     return NameMapping(matches, as_)
 
 
-_RULE_KEYS = frozenset({"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery"})
+_RULE_KEYS = frozenset(
+    {"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery", "backend"}
+)
 
 
-def _rule(value: Any, place: _Place, kind: Literal["custom", "external"], position: int) -> Rule:
-    raw = _mapping(value, place, _RULE_KEYS)
+def _fingerprint(kind: str, raw: Mapping[str, Any]) -> str:
+    # plain scalars are str subclasses holding their text, so the dump is the rule as written
+    text = json.dumps([kind, raw], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _rule(
+    value: Any,
+    place: Place,
+    kind: Literal["custom", "external"],
+    position: int,
+    backends: Mapping[str, Backend],
+) -> Rule:
+    raw = mapping(value, place, _RULE_KEYS)
     query = _template(raw.get("metricsQuery"), place / "metricsQuery", QUERY_FIELDS)
     return Rule(
         kind=kind,
         position=position,
         where=place.path,
-        series_query=_string(raw.get("seriesQuery"), place / "seriesQuery", required=True),
+        series_query=string(raw.get("seriesQuery"), place / "seriesQuery", required=True),
         filters=_filters(raw.get("seriesFilters"), place / "seriesFilters"),
         resources=_resources(raw.get("resources"), place / "resources"),
         name=_name(raw.get("name"), place / "name"),
         metrics_query=query,
         window_seconds=find_window(query),
+        backend=check_backend_name(raw.get("backend"), place / "backend", backends),
+        fingerprint=_fingerprint(kind, raw),
     )
 
 
-def _resource_rule(value: Any, place: _Place) -> ResourceRule:
-    keys = frozenset({"containerQuery", "nodeQuery", "resources", "containerLabel"})
-    raw = _mapping(value, place, keys)
+def _resource_rule(
+    value: Any, place: Place, backends: Mapping[str, Backend], default: str
+) -> ResourceRule:
+    keys = frozenset({"containerQuery", "nodeQuery", "resources", "containerLabel", "backend"})
+    raw = mapping(value, place, keys)
     if not raw:
         raise place.error("is required (containerQuery, nodeQuery, resources, containerLabel)")
-    label = _string(raw.get("containerLabel"), place / "containerLabel")
+    label = string(raw.get("containerLabel"), place / "containerLabel")
     if label and not is_label_name(label):
         raise (place / "containerLabel").error(f"{label!r} is not a Prometheus label name")
     container = _template(raw.get("containerQuery"), place / "containerQuery", QUERY_FIELDS)
@@ -350,43 +287,61 @@ def _resource_rule(value: Any, place: _Place) -> ResourceRule:
         node_query=_template(raw.get("nodeQuery"), place / "nodeQuery", QUERY_FIELDS),
         resources=_resources(raw.get("resources"), place / "resources"),
         container_label=label,
+        backend=_backend_or(raw.get("backend"), place / "backend", backends, default),
     )
 
 
-def _resource_rules(value: Any, place: _Place) -> ResourceRules | None:
+def _backend_or(value: Any, place: Place, backends: Mapping[str, Backend], default: str) -> str:
+    return default if value is None else check_backend_name(value, place, backends)
+
+
+def _resource_rules(
+    value: Any, place: Place, backends: Mapping[str, Backend]
+) -> ResourceRules | None:
     if value is None:
         return None
-    raw = _mapping(value, place, frozenset({"cpu", "memory", "window"}))
+    raw = mapping(value, place, frozenset({"cpu", "memory", "window", "backend"}))
+    backend = check_backend_name(raw.get("backend"), place / "backend", backends)
     window = None
     if raw.get("window") is not None:
-        text = _string(raw["window"], place / "window")
+        text = string(raw["window"], place / "window")
         try:
             window = round(parse_duration(text))
         except ValueError as err:
             raise (place / "window").error(str(err)) from err
     return ResourceRules(
-        _resource_rule(raw.get("cpu"), place / "cpu"),
-        _resource_rule(raw.get("memory"), place / "memory"),
+        _resource_rule(raw.get("cpu"), place / "cpu", backends, backend),
+        _resource_rule(raw.get("memory"), place / "memory", backends, backend),
         window,
+        backend,
     )
 
 
-def _rules(value: Any, place: _Place, kind: Literal["custom", "external"]) -> tuple[Rule, ...]:
-    build: Callable[[Any, int], Rule] = lambda raw, i: _rule(raw, place / i, kind, i)  # noqa: E731
-    return tuple(build(raw, index) for index, raw in enumerate(_list(value, place)))
+def _rules(
+    value: Any, place: Place, kind: Literal["custom", "external"], backends: Mapping[str, Backend]
+) -> tuple[Rule, ...]:
+    build: Callable[[Any, int], Rule] = lambda raw, i: _rule(  # noqa: E731
+        raw, place / i, kind, i, backends
+    )
+    return tuple(build(raw, index) for index, raw in enumerate(sequence(value, place)))
 
 
 def load_rules(text: str, *, source: str = "config") -> RulesConfig:
     """Parse and validate a rule file; RuleError (a ValueError) names the place of a problem."""
     try:
-        document = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+        document = yaml.load(text, Loader=StrictLoader)  # a SafeLoader subclass
     except yaml.YAMLError as err:
         raise RuleError(source, f"invalid YAML: {err}") from err
-    root = _Place(source)
-    raw = _mapping(document, root, frozenset({"rules", "externalRules", "resourceRules"}))
+    root = Place(source)
+    keys = frozenset({"rules", "externalRules", "resourceRules", "backends"})
+    raw = mapping(document, root, keys)
+    backends = load_backends(raw.get("backends"), root / "backends")
     return RulesConfig(
-        rules=_rules(raw.get("rules"), root / "rules", "custom"),
-        external_rules=_rules(raw.get("externalRules"), root / "externalRules", "external"),
-        resource_rules=_resource_rules(raw.get("resourceRules"), root / "resourceRules"),
+        rules=_rules(raw.get("rules"), root / "rules", "custom", backends),
+        external_rules=_rules(
+            raw.get("externalRules"), root / "externalRules", "external", backends
+        ),
+        resource_rules=_resource_rules(raw.get("resourceRules"), root / "resourceRules", backends),
         source=source,
+        backends=backends,
     )

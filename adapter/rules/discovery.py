@@ -15,14 +15,22 @@ rule order). Within one rule, the last series seen wins (also as the peer).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from adapter.rules.config import Rule, RulesConfig
+from adapter.rules.backends import DEFAULT_BACKEND
+from adapter.rules.config import Rule, RulesConfig, SeriesCall
 from adapter.rules.naming import NAMESPACES, ResourceLabels, metric_name
 from adapter.rules.resources import GroupResource, ResourceInfo, ResourceResolver
 
-__all__ = ["CustomMetric", "MetricIndex", "MetricSource", "SeriesIndex", "index_series"]
+__all__ = [
+    "CustomMetric",
+    "MetricIndex",
+    "MetricSource",
+    "SeriesIndex",
+    "carry_over",
+    "index_series",
+]
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,7 @@ class SeriesIndex:
     external: Mapping[str, MetricSource]
     series_seen: int  # label sets read (for the discovery metrics)
     unresolved: frozenset[str] = frozenset()  # override resources the resolver did not know
+    backend: str = DEFAULT_BACKEND  # the backend the call went to
 
 
 class _RuleIndexer:
@@ -96,9 +105,12 @@ def index_series(
     label_sets: Iterable[Mapping[str, str]],
     *,
     resolver: ResourceResolver,
+    backend: str = DEFAULT_BACKEND,
 ) -> SeriesIndex:
-    """Index the series one seriesQuery returned, for every rule sharing that query."""
-    indexers = [_RuleIndexer(rule, resolver) for rule in config.rules_for(series_query)]
+    """Index the series one seriesQuery returned from `backend`, for every rule of that backend
+    sharing the query."""
+    rules = config.rules_for(series_query, backend=backend)
+    indexers = [_RuleIndexer(rule, resolver) for rule in rules]
     custom: _Custom = {}
     external: dict[str, MetricSource] = {}
     seen = 0
@@ -123,7 +135,29 @@ def index_series(
                 if entry is None or (entry[1] is not source and not _newer(entry[1], source)):
                     custom[key] = (CustomMetric(info.group_resource, name, info.namespaced), source)
     unresolved = frozenset().union(*(indexer.labels.unresolved for indexer in indexers))
-    return SeriesIndex(series_query, custom, external, seen, unresolved)
+    return SeriesIndex(series_query, custom, external, seen, unresolved, backend)
+
+
+def carry_over(part: SeriesIndex, *, old: RulesConfig, new: RulesConfig) -> SeriesIndex | None:
+    """`part` (indexed under `old`) re-pointed at `new`'s rules, when the rules sharing its call
+    are unchanged (same text, same relative order, same backend settings); None when the call
+    must be discovered again. Positions come from the new rules, so conflicts between calls
+    still resolve by the new file's order."""
+    call = SeriesCall(part.backend, part.series_query)
+    before = old.rules_for(call.series_query, backend=call.backend)
+    after = new.rules_for(call.series_query, backend=call.backend)
+    if [r.fingerprint for r in before] != [r.fingerprint for r in after] or not after:
+        return None
+    if old.backends.get(call.backend) != new.backends.get(call.backend):
+        return None  # another server (or other credentials) may list other series
+    moved = {id(a): b for a, b in zip(before, after, strict=True)}
+
+    def source(src: MetricSource) -> MetricSource:
+        return MetricSource(moved[id(src.rule)], src.series)
+
+    custom = {key: (metric, source(src)) for key, (metric, src) in part.custom.items()}
+    external = {name: source(src) for name, src in part.external.items()}
+    return replace(part, custom=MappingProxyType(custom), external=MappingProxyType(external))
 
 
 def _newer(a: MetricSource, b: MetricSource) -> bool:

@@ -1,4 +1,5 @@
-"""An in-process adapter over a real Prometheus: client, rules, discovery, provider, app."""
+"""An in-process adapter over a real Prometheus: client, rules, discovery, provider, app;
+`Adapter` wires it over a BackendPool as `adapter.__main__` does (several backends)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,18 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, generate_latest
 
+from adapter.backends import BackendPool
 from adapter.prometheus import PrometheusClient, PrometheusOptions
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
+from adapter.provider.engine import SingleBackend
 from adapter.provider.prometheus_provider import PrometheusProvider
 from adapter.provider.rules_engine import load_engine
 from adapter.provider.seams import ObjectLister
 from adapter.rules.resources import STATIC_RESOLVER
+from tests.adapter.fakes import FakeLister
 
 RULES = """
 rules:
@@ -91,11 +95,14 @@ async def make_stack(
     )
     engine = load_engine(rules, source="test-rules", resolver=STATIC_RESOLVER)
     discovery = Discovery(
-        client, engine, options=DiscoveryOptions(max_age=3600, timeout=timeout), registry=registry
+        SingleBackend(client),
+        engine,
+        options=DiscoveryOptions(max_age=3600, timeout=timeout),
+        registry=registry,
     )
     cache: ResultCache[object] = ResultCache(ttl=cache_ttl, registry=registry)
     provider = PrometheusProvider(
-        client=client,
+        backends=SingleBackend(client),
         discovery=discovery,
         resolver=STATIC_RESOLVER,
         lister=lister,
@@ -103,3 +110,53 @@ async def make_stack(
         registry=registry,
     )
     return Stack(client, discovery, provider, cache, registry)
+
+
+NAMED_RULE = """
+- seriesQuery: '{name}{{namespace!="",pod!=""}}'
+  resources: {{overrides: {{namespace: {{resource: namespace}}, pod: {{resource: pod}}}}}}
+  name: {{as: '{alias}'}}
+  metricsQuery: 'sum(<<.Series>>{{<<.LabelMatchers>>}}) by (<<.GroupBy>>)'"""
+
+
+def rule_file(names: list[str], *, suffix: str = "") -> str:
+    """One pod rule per series name, served as `<name><suffix>`."""
+    return "rules:" + "".join(NAMED_RULE.format(name=n, alias=n + suffix) for n in names) + "\n"
+
+
+PODS = {("pods", "default"): {"web-1": {"app": "web"}}}
+
+
+class Adapter:
+    """The in-process adapter over a BackendPool: the wiring of `adapter.__main__`."""
+
+    def __init__(
+        self, default_url: str, text: str, *, timeout: float = 1.0, max_age: float = 3600
+    ) -> None:
+        self.registry = CollectorRegistry()
+        self.engine = load_engine(text, source="test", resolver=STATIC_RESOLVER)
+        self.pool = BackendPool(
+            PrometheusOptions(url=default_url, timeout=timeout), registry=self.registry
+        )
+        self.pool.apply(self.engine.config.backends)
+        options = DiscoveryOptions(interval=1, max_age=max_age, timeout=timeout)
+        self.discovery = Discovery(self.pool, self.engine, options=options, registry=self.registry)
+        self.resolver = STATIC_RESOLVER
+        self.lister = FakeLister(dict(PODS))
+        self.provider = PrometheusProvider(
+            backends=self.pool,
+            discovery=self.discovery,
+            resolver=STATIC_RESOLVER,
+            lister=self.lister,
+            cache=ResultCache(ttl=0),
+            registry=self.registry,
+        )
+
+    async def discover(self) -> None:
+        await self.discovery.run_once(now=datetime.now(UTC))
+
+    def metric(self, name: str, labels: str) -> float:
+        for line in generate_latest(self.registry).decode().splitlines():
+            if line.startswith(f"{name}{{{labels}}} " if labels else f"{name} "):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0

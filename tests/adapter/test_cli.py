@@ -110,13 +110,29 @@ def test_help_is_grouped():
         "authentication and authorization",
     ):
         assert group in result.stdout
+    # the max-age default is stated in words (argparse folds the help text across lines)
+    text = " ".join(result.stdout.split())
+    assert "the larger of twice --metrics-relist-interval and 5m" in text
 
 
 @pytest.mark.parametrize(
     ("argv", "field", "want"),
     [
         pytest.param(
-            ["--metrics-relist-interval=1m"], "max_age", 60.0, id="max-age-defaults-to-relist"
+            ["--metrics-relist-interval=1m"], "max_age", 300.0, id="max-age-default-at-least-5m"
+        ),
+        pytest.param([], "max_age", 1200.0, id="max-age-default-twice-relist"),
+        pytest.param(
+            ["--metrics-relist-interval=1m", "--metrics-max-age=0"],
+            "max_age",
+            300.0,
+            id="max-age-zero-means-default",
+        ),
+        pytest.param(
+            ["--metrics-relist-interval=1m", "--metrics-max-age=90s"],
+            "max_age",
+            90.0,
+            id="max-age-explicit-below-default-honoured",
         ),
         pytest.param(
             ["--metrics-relist-interval=1h30m", "--metrics-max-age=2h"],
@@ -213,7 +229,16 @@ async def test_the_program_serves_and_reloads_rules_on_sighup(prometheus, tmp_pa
             async with http.get(f"{wildcard}/gauge_value?labelSelector={'a' * 9000}") as resp:
                 assert resp.status == 414
                 assert (await resp.json())["reason"] == "RequestURITooLong"
-            rules.write_text(RULES.replace("gauge_value{", "extra_gauge{", 1))
+            # SIGHUP: extra_gauge now comes from a second backend (the same server here)
+            second = f"backends:\n  second: {{url: '{prometheus.url}'}}\n"
+            reloaded = RULES.replace("gauge_value{", "extra_gauge{", 1).replace(
+                "metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'",
+                "backend: second\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by "
+                "(<<.GroupBy>>)'",
+                1,
+            )
+            assert "backend: second" in reloaded
+            rules.write_text(second + reloaded)
             proc.send_signal(signal.SIGHUP)
             deadline = time.monotonic() + 10
             status = 0
@@ -222,12 +247,33 @@ async def test_the_program_serves_and_reloads_rules_on_sighup(prometheus, tmp_pa
                 async with http.get(f"{pod}/extra_gauge") as resp:
                     status = resp.status
             assert status == 200
+            assert await scrape(http, base, "promscaler_adapter_config_last_reload_successful") == 1
+            series_calls = (
+                "promscaler_adapter_prometheus_request_duration_seconds_count"
+                '{backend="second",endpoint="series"}'
+            )
+            assert await scrape(http, base, series_calls) >= 1
+            # no signal this time: the file watch notices the change
+            rules.write_text("rules:\n- {seriesQuery: x, metricsQuery: '<<.Nope>>'}\n")
+            deadline = time.monotonic() + 10
+            while await scrape(http, base, "promscaler_adapter_config_last_reload_successful"):
+                assert time.monotonic() < deadline, "the bad file was not reported"
+                await asyncio.sleep(0.1)
+            async with http.get(f"{pod}/extra_gauge") as resp:
+                assert resp.status == 200  # the running rules stay
     finally:
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(proc.wait(), timeout=15)
         stderr = (await proc.stderr.read()).decode()
     assert code == 0, stderr
     assert 't"' not in stderr or "token" not in stderr
+
+
+async def scrape(http: aiohttp.ClientSession, base: str, name: str) -> float:
+    async with http.get(f"{base}/metrics") as resp:
+        text = await resp.text()
+    (line,) = [ln for ln in text.splitlines() if ln.startswith(f"{name} ")]
+    return float(line.rsplit(" ", 1)[1])
 
 
 async def wait_ready(http: aiohttp.ClientSession, base: str) -> None:

@@ -10,8 +10,10 @@ import pytest
 from adapter.errors import PrometheusUnavailable
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
+from adapter.provider.engine import SingleBackend
 from adapter.provider.rules_engine import load_engine
 from adapter.rules.resources import STATIC_RESOLVER
+from common.selectors import EVERYTHING
 
 RULES = """
 rules:
@@ -57,7 +59,9 @@ async def test_a_failing_series_query_keeps_its_last_good_result():
         }
     )
     engine = load_engine(RULES, source="t", resolver=STATIC_RESOLVER)
-    discovery = Discovery(source, engine, options=DiscoveryOptions(max_age=300, timeout=2))
+    discovery = Discovery(
+        SingleBackend(source), engine, options=DiscoveryOptions(max_age=300, timeout=2)
+    )
     assert not discovery.ready
     await discovery.run_once(now=NOW)
     assert discovery.ready
@@ -72,14 +76,17 @@ async def test_a_failing_series_query_keeps_its_last_good_result():
     source.answers['a_total{namespace!="",pod!=""}'] = []
     await discovery.run_once(now=NOW)
     assert metric_names(discovery) == ["namespaces/b_total", "pods/b_total"]
-    assert discovery.metrics.failures._value.get() == 1
+    assert discovery.metrics.failures.labels("default")._value.get() == 1
+    assert discovery.metrics.stale.labels("default")._value.get() == 1
 
 
 async def test_one_call_per_distinct_series_query_over_max_age():
     rules = RULES + RULES.split("rules:\n", 1)[1]  # the same two queries twice
     source = FakeSeries({})
     engine = load_engine(rules, source="t", resolver=STATIC_RESOLVER)
-    discovery = Discovery(source, engine, options=DiscoveryOptions(max_age=300, timeout=2))
+    discovery = Discovery(
+        SingleBackend(source), engine, options=DiscoveryOptions(max_age=300, timeout=2)
+    )
     await discovery.run_once(now=NOW)
     assert sorted(c[0] for c in source.calls) == [
         'a_total{namespace!="",pod!=""}',
@@ -92,10 +99,93 @@ async def test_first_pass_failing_still_makes_ready():
     source = FakeSeries({})
     source.failing = {'a_total{namespace!="",pod!=""}', 'b_total{namespace!="",pod!=""}'}
     engine = load_engine(RULES, source="t", resolver=STATIC_RESOLVER)
-    discovery = Discovery(source, engine, options=DiscoveryOptions())
+    discovery = Discovery(SingleBackend(source), engine, options=DiscoveryOptions())
     await discovery.run_once(now=NOW)
     assert discovery.ready
     assert discovery.planner.custom == ()
+
+
+class HangingSeries(FakeSeries):
+    """A backend whose series calls wait until `release` is set."""
+
+    def __init__(self, answers):
+        super().__init__(answers)
+        self.release = asyncio.Event()
+
+    async def series(self, matchers, **kw):
+        await self.release.wait()
+        return await super().series(matchers, **kw)
+
+
+class TwoBackends:
+    def __init__(self, **clients):
+        self.clients = clients
+
+    def client(self, name):
+        return self.clients[name]
+
+
+TWO_BACKENDS = RULES.replace("rules:\n", "backends: {slow: {url: 'http://slow'}}\nrules:\n") + (
+    "  backend: slow\n"
+)
+
+
+async def test_a_hung_backend_delays_neither_the_others_metrics_nor_its_last_list():
+    fast = FakeSeries({'a_total{namespace!="",pod!=""}': [labels("a_total", "p")]})
+    slow = HangingSeries({'b_total{namespace!="",pod!=""}': [labels("b_total", "p")]})
+    engine = load_engine(TWO_BACKENDS, source="t", resolver=STATIC_RESOLVER)
+    discovery = Discovery(
+        TwoBackends(default=fast, slow=slow), engine, options=DiscoveryOptions(timeout=2)
+    )
+    first = asyncio.create_task(discovery.run_once(now=NOW))
+    for _ in range(20):  # let the fast backend's pass finish
+        await asyncio.sleep(0)
+    # the fast backend's metrics are served while the slow one has not answered
+    assert metric_names(discovery) == ["namespaces/a_total", "pods/a_total"]
+    assert not discovery.ready  # readiness waits for every backend's first pass
+    slow.release.set()
+    await first
+    assert discovery.ready
+    assert metric_names(discovery) == [
+        "namespaces/a_total",
+        "namespaces/b_total",
+        "pods/a_total",
+        "pods/b_total",
+    ]
+    # later the slow backend fails: its metrics stay listed, readiness stays, a updates
+    slow.failing.add('b_total{namespace!="",pod!=""}')
+    fast.answers['a_total{namespace!="",pod!=""}'] = []
+    await discovery.run_once(now=NOW)
+    assert discovery.ready
+    assert metric_names(discovery) == ["namespaces/b_total", "pods/b_total"]
+    assert discovery.metrics.stale.labels("slow")._value.get() == 1
+    assert discovery.metrics.stale.labels("default")._value.get() == 0
+
+
+async def test_a_pass_created_before_a_reload_does_not_publish_the_new_rules():
+    source = FakeSeries({'a_total{namespace!="",pod!=""}': [labels("a_total", "p")]})
+    engine = load_engine(RULES, source="t", resolver=STATIC_RESOLVER)
+    discovery = Discovery(SingleBackend(source), engine, options=DiscoveryOptions())
+    await discovery.run_once(now=NOW)
+    stale_pass = discovery.run_once(now=NOW)  # created, not yet run
+    changed = RULES.replace("by (<<.GroupBy>>)", "by (<<.GroupBy>>) > 0")
+    pending = discovery.replace_engine(load_engine(changed, source="t", resolver=STATIC_RESOLVER))
+    assert len(pending) == 2  # both rules changed: nothing carried over
+    await stale_pass
+    # the old rules keep serving until the new rules' own pass has answered
+    assert metric_names(discovery) == ["namespaces/a_total", "pods/a_total"]
+    assert "> 0" not in pod_query(discovery)
+    await discovery.run_once(now=NOW, only=pending)
+    assert metric_names(discovery) == ["namespaces/a_total", "pods/a_total"]
+    assert "> 0" in pod_query(discovery)  # now the reloaded rule answers
+
+
+def pod_query(discovery):
+    pods = STATIC_RESOLVER.resolve("pods")
+    query = discovery.planner.custom_query(
+        pods, "a_total", namespace="default", names=["p"], metric_selector=EVERYTHING
+    )
+    return query.promql
 
 
 class Clock:

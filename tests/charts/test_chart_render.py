@@ -36,6 +36,10 @@ def checksum(rendered: Rendered) -> str:
     return str(dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"])
 
 
+def rule_file_text(rendered: Rendered) -> str:
+    return str(rendered.component("ConfigMap", "adapter")["data"]["config.yaml"])
+
+
 def rule_file(rendered: Rendered) -> dict[str, Any]:
     text = rendered.get("ConfigMap", ADAPTER)["data"]["config.yaml"]
     return dict(yaml.safe_load(text))
@@ -311,6 +315,47 @@ def test_every_rule_file_loads_in_the_adapter(helm: Helm, files: tuple[Any, ...]
     text = helm.template(files=files).component("ConfigMap", "adapter")["data"]["config.yaml"]
     config = load_rules(text, source="chart")
     assert config.rules or config.external_rules
+
+
+def test_backends_from_values_reach_the_rule_file_and_their_secrets_the_pod(helm: Helm) -> None:
+    from adapter.rules.config import load_rules
+
+    thanos = {
+        "url": "http://thanos-query.monitoring.svc:9090",
+        "headers": {"X-Scope-OrgID": "team-a"},
+        "bearerTokenFile": "/var/run/thanos/token",
+        "queryParameters": {"dedup": "true"},
+    }
+    volume = {"name": "thanos", "secret": {"secretName": "thanos-token"}}
+    mount = {"name": "thanos", "mountPath": "/var/run/thanos", "readOnly": True}
+    rendered = helm.template(
+        {
+            "rules": {
+                "backends": {"thanos": thanos},
+                "external": [{**EXTERNAL_RULE, "backend": "thanos"}],
+            },
+            "adapter": {"extraVolumes": [volume], "extraVolumeMounts": [mount]},
+        }
+    )
+    config = load_rules(rule_file_text(rendered), source="chart")
+    assert config.backends["thanos"].bearer_token_file == "/var/run/thanos/token"
+    assert [r.backend for r in config.external_rules] == ["thanos"]
+    pod = rendered.get("Deployment", ADAPTER)["spec"]["template"]["spec"]
+    assert volume in pod["volumes"]
+    assert mount in container(rendered, ADAPTER)["volumeMounts"]
+
+
+@pytest.mark.parametrize(
+    "backends",
+    [
+        pytest.param({"default": {"url": "http://x"}}, id="reserved-name"),
+        pytest.param({"thanos": {"headers": {}}}, id="no-url"),
+        pytest.param({"thanos": {"url": "http://x", "proxyUrl": "http://p"}}, id="unknown-key"),
+    ],
+)
+def test_the_schema_refuses_bad_backends(helm: Helm, backends: dict[str, Any]) -> None:
+    with pytest.raises(RenderError):
+        helm.template({"rules": {"backends": backends}})
 
 
 def test_checksum_rolls_the_adapter_only_when_the_rules_change(helm: Helm) -> None:

@@ -94,6 +94,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .Values.rules.resource }}
 {{- $_ := set $file "resourceRules" .Values.rules.resource }}
 {{- end }}
+{{- if .Values.rules.backends }}
+{{- $_ := set $file "backends" .Values.rules.backends }}
+{{- end }}
 {{- toYaml $file }}
 {{- end }}
 {{- end }}

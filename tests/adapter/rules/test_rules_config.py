@@ -30,14 +30,14 @@ BAD_FILES = [
     ),
     pytest.param(
         _rules("{seriesQuery: up, metricsQuery: x, nmae: {}}"),
-        "config: rules[3].nmae: unknown key 'nmae' (allowed: metricsQuery, name, resources, "
-        "seriesFilters, seriesQuery)",
+        "config: rules[3].nmae: unknown key 'nmae' (allowed: backend, metricsQuery, name, "
+        "resources, seriesFilters, seriesQuery)",
         id="unknown-rule-key",
     ),
     pytest.param(
         "rules: []\nmetricsRelabelings: []\n",
         "config: metricsRelabelings: unknown key 'metricsRelabelings' "
-        "(allowed: externalRules, resourceRules, rules)",
+        "(allowed: backends, externalRules, resourceRules, rules)",
         id="unknown-top-level-key",
     ),
     pytest.param(

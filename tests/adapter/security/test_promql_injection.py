@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from adapter.prometheus import Sample
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
+from adapter.provider.engine import SingleBackend
 from adapter.provider.prometheus_provider import PrometheusProvider
 from adapter.provider.rules_engine import load_engine
 from adapter.rules.resources import STATIC_RESOLVER
@@ -72,10 +73,12 @@ def served() -> Iterator[Served]:
 
     async def make_app() -> web.Application:
         engine = load_engine(RULES, source="test-rules", resolver=STATIC_RESOLVER)
-        discovery = Discovery(prometheus, engine, options=DiscoveryOptions(max_age=3600))  # type: ignore[arg-type]
+        discovery = Discovery(
+            SingleBackend(prometheus), engine, options=DiscoveryOptions(max_age=3600)
+        )
         await discovery.run_once(now=datetime.now().astimezone())
         provider = PrometheusProvider(
-            client=prometheus,
+            backends=SingleBackend(prometheus),
             discovery=discovery,
             resolver=STATIC_RESOLVER,
             lister=FakeLister(),
