@@ -24,6 +24,7 @@ from adapter.errors import ConfigError
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
 from adapter.provider.prometheus_provider import PrometheusProvider
+from adapter.provider.resource_provider import ResourceMetricsProvider
 from adapter.provider.rules_engine import RulesEngine
 from adapter.reload import RuleReloader, read_rules
 from adapter.server import logs
@@ -71,16 +72,31 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             ),
             registry=registry,
         )
+        cache: ResultCache[object] = ResultCache(ttl=options.cache_ttl, registry=registry)
         provider = PrometheusProvider(
             backends=backends,
             discovery=discovery,
             resolver=objects,
             lister=objects,
-            cache=ResultCache(ttl=options.cache_ttl, registry=registry),
+            cache=cache,
+            registry=registry,
+        )
+        resources = ResourceMetricsProvider(
+            rules=engine.config.resource_rules,
+            backends=backends,
+            lister=objects,
+            resolver=objects,
+            cache=cache,  # one cache: coalescing and --cache-ttl apply to both APIs
             registry=registry,
         )
         tls = ServingTLS(options.tls, client_cas=client_cas_provider(guard))
-        app = build_app(provider, guard=guard, registry=registry, response_ttl=options.cache_ttl)
+        app = build_app(
+            provider,
+            guard=guard,
+            registry=registry,
+            response_ttl=options.cache_ttl,
+            resource_provider=resources,
+        )
         # oversized input is refused with a Status before authentication or routing runs
         app.middlewares.insert(0, limits_middleware())
         runner = LimitedAppRunner(app, access_log=None, handle_signals=False)
@@ -98,6 +114,8 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             backends=backends,
             resolver=objects,
             registry=registry,
+            # metrics.k8s.io follows the file too
+            on_reload=(lambda fresh: resources.replace_rules(fresh.config.resource_rules),),
         )
         stack.push_async_callback(reloader.close)
         watcher = asyncio.create_task(reloader.watch(), name="rule-file-watch")

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -82,12 +82,14 @@ class RuleReloader:
         resolver: ResourceResolver,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], float] = time.time,
+        on_reload: Sequence[Callable[[RulesEngine], None]] = (),
     ) -> None:
         self._path = path
         self._discovery = discovery
         self._backends = backends
         self._resolver = resolver
         self._clock = clock
+        self._on_reload = tuple(on_reload)  # other users of the rules (metrics.k8s.io)
         self._stamp = file_stamp(path)
         self._tasks: set[asyncio.Task[object]] = set()  # reloads and re-discovery passes
         self._lock = asyncio.Lock()  # one reload at a time, so the newest file wins
@@ -114,6 +116,8 @@ class RuleReloader:
                 log.error("rule reload failed, keeping the current rules: %s", err)
                 return False
             changed = self._discovery.replace_engine(engine)
+            for listener in self._on_reload:
+                listener(engine)
         self.metrics.successful.set(1)
         self.metrics.timestamp.set(self._clock())
         self._keep(self._discovery.run_once(now=datetime.now(UTC), only=changed))

@@ -152,6 +152,8 @@ async def running_stack(
                 "--pod-ready-delay", str(pod_ready_delay),
                 *(["--hpa-controller", f"--horizontal-pod-autoscaler-sync-period={sync_period}"]
                   if hpa_controller else []),
+                "--nodes", "2",
+                f"--prometheus-url={stack.prometheus.url}",  # the simulated cAdvisor's usage
             ],
         )  # fmt: skip
         await wait_for(admin, timeout=20, proc=sandbox)

@@ -176,3 +176,46 @@ async def test_a_200_rule_reload_under_concurrent_load_fails_no_request(
         await adapter.pool.close()
     assert len(codes) > 100
     assert set(codes) == {200}, {c: codes.count(c) for c in set(codes)}
+
+
+RESOURCE_RULES = """
+resourceRules:
+  cpu:
+    containerQuery: sum by (<<.GroupBy>>) (rate(cpu{<<.LabelMatchers>>}[1m]))
+    nodeQuery: sum by (<<.GroupBy>>) (rate(cpu{<<.LabelMatchers>>}[1m]))
+    resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
+    containerLabel: container
+  memory:
+    containerQuery: sum by (<<.GroupBy>>) (mem{<<.LabelMatchers>>})
+    nodeQuery: sum by (<<.GroupBy>>) (mem{<<.LabelMatchers>>})
+    resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
+    containerLabel: container
+"""  # noqa: E501
+
+
+async def test_a_reload_hands_the_new_rules_to_metrics_k8s_io_and_a_bad_file_changes_nothing(
+    tmp_path,
+):
+    """The resource provider's rules follow the file (as `adapter.__main__` wires them)."""
+    path = tmp_path / "rules.yaml"
+    path.write_text(rule_file(["gauge"]))
+    adapter = Adapter("http://127.0.0.1:9", path.read_text())  # nothing listens: no discovery
+    seen: list[object] = []
+    reloader = RuleReloader(
+        str(path),
+        discovery=adapter.discovery,
+        backends=adapter.pool,
+        resolver=adapter.resolver,
+        on_reload=(lambda engine: seen.append(engine.config.resource_rules),),
+    )
+    try:
+        path.write_text(rule_file(["gauge"]) + RESOURCE_RULES)
+        assert await reloader.reload()
+        assert len(seen) == 1
+        assert seen[0] is not None
+        path.write_text("resourceRules: {cpu: 3}\n")
+        assert not await reloader.reload()
+        assert len(seen) == 1  # a bad file reaches no listener
+    finally:
+        await reloader.close()
+        await adapter.pool.close()
