@@ -27,6 +27,7 @@ from adapter.prometheus import PrometheusClient
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
 from adapter.provider.prometheus_provider import PrometheusProvider
+from adapter.provider.resource_provider import ResourceMetricsProvider
 from adapter.provider.rules_engine import RulesEngine, load_engine
 from adapter.rules.resources import ResourceResolver
 from adapter.server import logs
@@ -82,16 +83,30 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             ),
             registry=registry,
         )
+        cache: ResultCache[object] = ResultCache(ttl=options.cache_ttl, registry=registry)
         provider = PrometheusProvider(
             client=client,
             discovery=discovery,
             resolver=objects,
             lister=objects,
-            cache=ResultCache(ttl=options.cache_ttl, registry=registry),
+            cache=cache,
             registry=registry,
         )
+        resources = ResourceMetricsProvider(
+            rules=engine.config.resource_rules,
+            client=client,
+            lister=objects,
+            resolver=objects,
+            cache=cache,  # one cache: coalescing and --cache-ttl apply to both APIs
+        )
         tls = ServingTLS(options.tls, client_cas=client_cas_provider(guard))
-        app = build_app(provider, guard=guard, registry=registry, response_ttl=options.cache_ttl)
+        app = build_app(
+            provider,
+            guard=guard,
+            registry=registry,
+            response_ttl=options.cache_ttl,
+            resource_provider=resources,
+        )
         # oversized input is refused with a Status before authentication or routing runs
         app.middlewares.insert(0, limits_middleware())
         runner = LimitedAppRunner(app, access_log=None, handle_signals=False)
@@ -104,11 +119,13 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
         task = asyncio.create_task(discovery.run(), name="discovery")
         stack.callback(task.cancel)
         watcher = asyncio.create_task(
-            _watch_rules(options, discovery, objects), name="rule-file-watch"
+            _watch_rules(options, discovery, objects, resources), name="rule-file-watch"
         )
         stack.callback(watcher.cancel)
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGHUP, lambda: _reload(options, discovery, objects))
+        loop.add_signal_handler(
+            signal.SIGHUP, lambda: _reload(options, discovery, objects, resources)
+        )
         log.info("serving on %s:%d", options.bind_address, options.secure_port)
         yield runner
 
@@ -126,7 +143,10 @@ def _file_stamp(path: str) -> tuple[float, int] | None:
 
 
 async def _watch_rules(
-    options: AdapterOptions, discovery: Discovery, resolver: ResourceResolver
+    options: AdapterOptions,
+    discovery: Discovery,
+    resolver: ResourceResolver,
+    resources: ResourceMetricsProvider,
 ) -> None:
     """Reload the rule file when it changes (a mounted ConfigMap is swapped by symlink)."""
     last = _file_stamp(options.config)
@@ -135,10 +155,15 @@ async def _watch_rules(
         stamp = _file_stamp(options.config)
         if stamp is not None and stamp != last:
             last = stamp
-            _reload(options, discovery, resolver)
+            _reload(options, discovery, resolver, resources)
 
 
-def _reload(options: AdapterOptions, discovery: Discovery, resolver: ResourceResolver) -> None:
+def _reload(
+    options: AdapterOptions,
+    discovery: Discovery,
+    resolver: ResourceResolver,
+    resources: ResourceMetricsProvider,
+) -> None:
     """Re-read the rule file (SIGHUP or a change); a bad file keeps the running rules."""
     try:
         engine = read_rules(options.config).with_resolver(resolver)
@@ -146,6 +171,7 @@ def _reload(options: AdapterOptions, discovery: Discovery, resolver: ResourceRes
         log.error("rule reload failed, keeping the current rules: %s", err)
         return
     discovery.replace_engine(engine)
+    resources.rules = engine.config.resource_rules
     task = asyncio.get_running_loop().create_task(discovery.run_once(now=datetime.now(UTC)))
     _background.add(task)
     task.add_done_callback(_background.discard)

@@ -21,7 +21,7 @@ import random
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 from kubernetes_asyncio import client as kclient
@@ -40,6 +40,7 @@ from adapter.server.auth_seam import UserInfo
 from common.selectors import Selector
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 REQUEST_TIMEOUT = 10.0  # seconds per API call; also k8s.io/apiserver's webhook timeout
 WATCH_TIMEOUT = 300  # seconds a watch lasts before the server closes it and we re-watch
@@ -253,13 +254,19 @@ class _ObjectCache:
                 self._objects.setdefault(namespace, {})[name] = labels
 
     def names(self, namespace: str | None, selector: Selector) -> list[str]:
-        spaces = [self._objects.get(namespace, {})] if namespace else self._objects.values()
-        return sorted(
-            name
-            for objects in spaces
-            for name, labels in objects.items()
+        return sorted(name for _, name, _ in self.objects(namespace, selector))
+
+    def objects(
+        self, namespace: str | None, selector: Selector
+    ) -> list[tuple[str, str, Mapping[str, str]]]:
+        """(namespace, name, labels) matching `selector`, by namespace then name."""
+        spaces = [namespace] if namespace else sorted(self._objects)
+        return [
+            (space, name, labels)
+            for space in spaces
+            for name, labels in sorted(self._objects.get(space, {}).items())
             if selector.matches(labels)
-        )
+        ]
 
     def size(self) -> int:
         return sum(len(objects) for objects in self._objects.values())
@@ -289,6 +296,17 @@ class KubeObjects:
     async def names(
         self, info: ResourceInfo, *, namespace: str | None, selector: Selector
     ) -> list[str]:
+        cache = await self._synced(info)
+        return self._bounded(info, cache.names(namespace if info.namespaced else None, selector))
+
+    async def objects(
+        self, info: ResourceInfo, *, namespace: str | None, selector: Selector
+    ) -> list[tuple[str, str, Mapping[str, str]]]:
+        """(namespace, name, labels) of the matching objects (resource metrics need all three)."""
+        cache = await self._synced(info)
+        return self._bounded(info, cache.objects(namespace if info.namespaced else None, selector))
+
+    async def _synced(self, info: ResourceInfo) -> _ObjectCache:
         cache = self._caches.get(info.group_resource)
         if cache is None or cache.task.done():
             cache = self._caches[info.group_resource] = _ObjectCache(self._kube, info)
@@ -297,13 +315,15 @@ class KubeObjects:
                 await asyncio.wait_for(asyncio.shield(cache.synced.wait()), self._sync_wait)
             except TimeoutError as exc:
                 raise KubeUnavailable() from exc
-        names = cache.names(namespace if info.namespaced else None, selector)
-        if len(names) > self._max_objects:
+        return cache
+
+    def _bounded(self, info: ResourceInfo, found: list[_T]) -> list[_T]:
+        if len(found) > self._max_objects:
             raise BadRequest(
-                f"the labelSelector matches {len(names)} {info.group_resource}, more than "
+                f"the labelSelector matches {len(found)} {info.group_resource}, more than "
                 f"{self._max_objects}: narrow it"
             )
-        return names
+        return found
 
     # --- discovery -----------------------------------------------------------------------
 

@@ -14,8 +14,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from adapter.errors import MethodNotAllowed, NotFound, StatusError
+from adapter.provider.resource_provider import ResourceMetricsProvider
 from adapter.provider.seams import MetricsProvider
-from adapter.server import routes
+from adapter.server import resource_routes, routes
 from adapter.server.auth_seam import ALLOW_ALL, RequestGuard, UserInfo
 from adapter.server.responses import ResponseCache
 from adapter.server.status import status_response
@@ -126,10 +127,12 @@ def build_app(
     guard: RequestGuard = ALLOW_ALL,
     registry: CollectorRegistry | None = None,
     response_ttl: float = 0.0,
+    resource_provider: ResourceMetricsProvider | None = None,
 ) -> web.Application:
     """The metrics API server app. `registry` receives the request self-metrics and is what
     /metrics exposes (pass the one the provider and client registered on). `response_ttl`
-    (seconds, 0 = off) keeps rendered metric answers for identical requests (`--cache-ttl`)."""
+    (seconds, 0 = off) keeps rendered metric answers for identical requests (`--cache-ttl`).
+    `resource_provider` serves metrics.k8s.io while its rules are set."""
     registry = registry if registry is not None else CollectorRegistry()
     metrics = RequestMetrics(registry)
     app = web.Application(middlewares=[_middleware(metrics, guard)])
@@ -137,14 +140,20 @@ def build_app(
     app[GUARD] = guard
     app[REGISTRY] = registry
     app[routes.RESPONSES] = ResponseCache(ttl=response_ttl)
+    if resource_provider is not None:
+        app[resource_routes.RESOURCE_PROVIDER] = resource_provider
     get = app.router.add_get
+    # metrics.k8s.io first: aiohttp tries routes in the order they were added
+    for path in ("/apis", "/apis/"):
+        app.router.add_route("*", path, resource_routes.handle_root)
+    for path in ("/apis/metrics.k8s.io", "/apis/metrics.k8s.io/{tail:.*}"):
+        app.router.add_route("*", path, resource_routes.handle_group)
     # every method reaches the /apis parser: as go-restful, an unroutable path is a 404 whatever
     # the method, and only a routable one is a 405 for a method other than GET
-    app.router.add_route("*", "/apis", routes.handle_apis)
     app.router.add_route("*", "/apis/{tail:.*}", routes.handle_apis)
-    get("/openapi/v2", routes.handle_openapi_v2, allow_head=False)
-    get("/openapi/v3", routes.handle_openapi_v3, allow_head=False)
-    get("/openapi/v3/{tail:.*}", routes.handle_openapi_v3, allow_head=False)
+    get("/openapi/v2", resource_routes.handle_openapi_v2, allow_head=False)
+    get("/openapi/v3", resource_routes.handle_openapi_v3, allow_head=False)
+    get("/openapi/v3/{tail:.*}", resource_routes.handle_openapi_v3, allow_head=False)
     get("/version", routes.handle_version, allow_head=False)
     for path in ("/healthz", "/livez", "/healthz/ping", "/livez/ping"):
         get(path, _healthz, allow_head=False)

@@ -1,0 +1,205 @@
+"""The metrics.k8s.io provider: pods and nodes from the cluster, usage from Prometheus.
+
+Objects come from the same watch-backed metadata caches as custom-metric wildcards (labels
+included, so label selectors work and PodMetrics carry the pod's labels); for pods, the CPU and
+memory queries run once per namespace, concurrently. Unlike the peer, a failing query is not
+silently turned into an empty list: the request fails with a 503 Status (the HPA then keeps its
+replicas instead of acting on a list with pods missing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Protocol, cast
+
+from adapter.errors import NotFound
+from adapter.prometheus import Sample
+from adapter.provider.cache import ResultCache
+from adapter.provider.resource_values import (
+    Grouped,
+    NodeMetrics,
+    PodMetrics,
+    group_samples,
+    node_metrics,
+    pod_metrics,
+)
+from adapter.rules.config import ResourceRules
+from adapter.rules.resource_queries import (
+    NODES,
+    PODS,
+    ResourceQuery,
+    build_node_query,
+    build_pod_query,
+)
+from adapter.rules.resources import ResourceInfo, ResourceResolver
+from common.selectors import EVERYTHING, Selector
+
+__all__ = ["DEFAULT_WINDOW", "ObjectMeta", "ObjectMetaLister", "ResourceMetricsProvider"]
+
+DEFAULT_WINDOW = 60  # seconds: `window` when the rule file sets none (metrics-server's default
+# resolution is 60 s, and kubectl/HPA only display or ignore it)
+POD_INFO = ResourceInfo(PODS, "v1", "Pod", "pod", True)
+NODE_INFO = ResourceInfo(NODES, "v1", "Node", "node", False)
+
+METRICS_GROUP = "metrics.k8s.io"
+ObjectMeta = tuple[str, str, Mapping[str, str]]  # (namespace, name, labels)
+
+
+class QuerySource(Protocol):
+    async def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]: ...
+
+
+class ObjectMetaLister(Protocol):
+    """Objects' metadata by label selector (`adapter.kube.KubeObjects` implements it)."""
+
+    async def objects(
+        self, info: ResourceInfo, *, namespace: str | None, selector: Selector
+    ) -> list[ObjectMeta]:
+        """(namespace, name, labels) of the objects of `info` in `namespace` (None: every
+        namespace) matching `selector`, sorted by namespace then name. Raises KubeUnavailable
+        when the cache cannot sync, BadRequest when the selector matches too many."""
+        ...
+
+
+class ResourceMetricsProvider:
+    """PodMetrics and NodeMetrics from `rules` (assign a reloaded file's to `rules`)."""
+
+    def __init__(
+        self,
+        *,
+        rules: ResourceRules | None,
+        client: QuerySource,
+        lister: ObjectMetaLister,
+        resolver: ResourceResolver,
+        cache: ResultCache[object],
+    ) -> None:
+        self.rules = rules
+        self._client = client
+        self._lister = lister
+        self._resolver = resolver
+        self._cache = cache
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the rule file has `resourceRules` (metrics.k8s.io is served only then)."""
+        return self.rules is not None
+
+    def _rules(self) -> ResourceRules:
+        if self.rules is None:
+            raise NotFound.no_route()
+        return self.rules
+
+    @property
+    def _window(self) -> int:
+        window = self._rules().window_seconds
+        return DEFAULT_WINDOW if window is None else window
+
+    # ---- pods ------------------------------------------------------------------------------
+
+    async def list_pods(self, *, namespace: str | None, selector: Selector) -> list[PodMetrics]:
+        """Metrics of the pods matching `selector` (namespace None: all), sorted by namespace
+        and name; pods without samples are left out."""
+        rules = self._rules()
+        pods = await self._lister.objects(POD_INFO, namespace=namespace, selector=selector)
+        by_namespace: dict[str, list[ObjectMeta]] = {}
+        for pod in pods:
+            by_namespace.setdefault(pod[0], []).append(pod)
+        results = await asyncio.gather(
+            *(self._namespace_pods(rules, ns, group) for ns, group in by_namespace.items())
+        )
+        return [metric for group in results for metric in group]
+
+    async def get_pod(self, *, namespace: str, name: str) -> PodMetrics:
+        """One pod's metrics; 404 as metrics-server words it when the pod or its samples are
+        missing."""
+        rules = self._rules()
+        pods = await self._lister.objects(POD_INFO, namespace=namespace, selector=EVERYTHING)
+        pod = next((p for p in pods if p[1] == name), None)
+        if pod is None:
+            raise _not_found("pods", name)
+        found = await self._namespace_pods(rules, namespace, [pod])
+        if not found:
+            raise _not_found("podmetrics", f"{namespace}/{name}", group=METRICS_GROUP)
+        return found[0]
+
+    async def _namespace_pods(
+        self, rules: ResourceRules, namespace: str, pods: Sequence[ObjectMeta]
+    ) -> list[PodMetrics]:
+        names = [pod[1] for pod in pods]
+        cpu_query = build_pod_query(
+            rules.cpu, namespace=namespace, names=names, resolver=self._resolver
+        )
+        memory_query = build_pod_query(
+            rules.memory, namespace=namespace, names=names, resolver=self._resolver
+        )
+        cpu, memory = await asyncio.gather(self._run(cpu_query), self._run(memory_query))
+        window = self._window
+        out = []
+        for ns, name, labels in pods:
+            metric = pod_metrics(
+                ns, name, cpu.get(name), memory.get(name), window_seconds=window, labels=labels
+            )
+            if metric is not None:
+                out.append(metric)
+        return out
+
+    # ---- nodes -----------------------------------------------------------------------------
+
+    async def list_nodes(self, *, selector: Selector) -> list[NodeMetrics]:
+        """Metrics of the nodes matching `selector`, sorted by name; nodes without samples are
+        left out."""
+        rules = self._rules()
+        nodes = await self._lister.objects(NODE_INFO, namespace=None, selector=selector)
+        return await self._nodes(rules, nodes)
+
+    async def get_node(self, *, name: str) -> NodeMetrics:
+        rules = self._rules()
+        nodes = await self._lister.objects(NODE_INFO, namespace=None, selector=EVERYTHING)
+        node = next((n for n in nodes if n[1] == name), None)
+        if node is None:
+            raise _not_found("nodes", name)
+        found = await self._nodes(rules, [node])
+        if not found:
+            raise _not_found("nodemetrics", name, group=METRICS_GROUP)
+        return found[0]
+
+    async def _nodes(self, rules: ResourceRules, nodes: Sequence[ObjectMeta]) -> list[NodeMetrics]:
+        if not nodes:
+            return []
+        names = [node[1] for node in nodes]
+        cpu_query = build_node_query(rules.cpu, names=names, resolver=self._resolver)
+        memory_query = build_node_query(rules.memory, names=names, resolver=self._resolver)
+        cpu, memory = await asyncio.gather(self._run(cpu_query), self._run(memory_query))
+        window = self._window
+        out = []
+        for _, name, labels in nodes:
+            metric = node_metrics(
+                name, cpu.get(name), memory.get(name), window_seconds=window, labels=labels
+            )
+            if metric is not None:
+                out.append(metric)
+        return out
+
+    async def _run(self, query: ResourceQuery) -> Grouped:
+        """The query's samples grouped by object and container, shared through the cache."""
+
+        async def fetch() -> Grouped:
+            samples = await self._client.query(query.promql)
+            return group_samples(
+                samples,
+                object_label=query.object_label,
+                container_label=query.container_label,
+                names=query.names_filter,
+            )
+
+        key = ("resource", query.promql, query.names_filter)
+        return cast(Grouped, await self._cache.get(key, fetch))
+
+
+def _not_found(resource: str, name: str, *, group: str = "") -> NotFound:
+    """apimachinery's NewNotFound: `<resource>[.<group>] "<name>" not found`."""
+    qualified = f"{resource}.{group}" if group else resource
+    details = {"name": name} | ({"group": group} if group else {}) | {"kind": resource}
+    return NotFound(f'{qualified} "{name}" not found', details=details)
