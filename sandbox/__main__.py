@@ -49,6 +49,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--admin-token", metavar="TOKEN", help="the admin's bearer token (default: random)"
     )
+    serve.add_argument(
+        "--nodes", type=int, default=1, metavar="N", help="Ready nodes to register (default 1)"
+    )
+    serve.add_argument(
+        "--prometheus-url",
+        metavar="URL",
+        help="write simulated cAdvisor usage (CPU, memory per container and node) into this "
+        "Prometheus by remote write, every second; the load comes from pod or workload "
+        "annotations load.sandbox.promscaler.dev/{cpu,cpu-total,memory}",
+    )
     return parser
 
 
@@ -84,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         policy=policy,
         pod_ready_delay=args.pod_ready_delay,
         admin_token=args.admin_token,
+        nodes=args.nodes,
+        prometheus_url=args.prometheus_url,
     )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(config))

@@ -23,7 +23,7 @@ def pod_ip(n: int) -> str:
     return f"10.244.{n // 250}.{n % 250 + 1}"
 
 
-def running_status(pod: Obj, *, ts: str, ip: str, ready: bool) -> Obj:
+def running_status(pod: Obj, *, ts: str, ip: str, ready: bool, host_ip: str = "10.0.0.1") -> Obj:
     """The status of a pod whose containers just started (Ready at once when `ready`)."""
     uid = pod["metadata"]["uid"]
     containers = (pod.get("spec") or {}).get("containers") or []
@@ -33,8 +33,8 @@ def running_status(pod: Obj, *, ts: str, ip: str, ready: bool) -> Obj:
         **(pod.get("status") or {}),
         "phase": "Running",
         "startTime": ts,
-        "hostIP": "10.0.0.1",
-        "hostIPs": [{"ip": "10.0.0.1"}],
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
         "podIP": ip,
         "podIPs": [{"ip": ip}],
         "conditions": [

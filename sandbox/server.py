@@ -23,8 +23,10 @@ from sandbox import discovery, errors, openapi
 from sandbox.aggregator import Aggregator, seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
+from sandbox.cadvisor import Cadvisor
 from sandbox.certs import CertKey, issue, make_ca
 from sandbox.crds import Crds
+from sandbox.nodes import NodeShape, register_nodes
 from sandbox.operations import Api
 from sandbox.requestinfo import RequestInfo, parse
 from sandbox.resources import Registry
@@ -60,6 +62,11 @@ class SandboxConfig:
     )
     history: int = 10_000  # changes kept for resuming watches; older resourceVersions get 410
     availability_interval: float = 5.0  # seconds between APIService availability checks
+    nodes: int = 1  # Ready nodes registered at start (sandbox-node-1...); pods are bound to them
+    # a Prometheus (base URL, remote-write receiver on) the simulated cAdvisor writes usage into;
+    # None: no usage series
+    prometheus_url: str | None = None
+    cadvisor_interval: float = 1.0  # seconds between usage writes (a kubelet scrape interval)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
 
 
@@ -130,6 +137,11 @@ class Sandbox:
         )
         self.crds = Crds(self.api, self.registry)
         self.pki: Pki | None = None
+        self.cadvisor = (
+            Cadvisor(self.api, self.config.prometheus_url, interval=self.config.cadvisor_interval)
+            if self.config.prometheus_url
+            else None
+        )
         self.aggregator: Aggregator | None = None
         self.rest = RestContext(
             self.api,
@@ -156,6 +168,8 @@ class Sandbox:
         self._seed()
         self.crds.start()
         self.workloads.start()
+        if self.cadvisor:
+            self.cadvisor.start()
         app = web.Application(client_max_size=4 * 1024 * 1024)
         app[SANDBOX] = self
         app.router.add_route("*", "/{tail:.*}", dispatch)
@@ -185,6 +199,8 @@ class Sandbox:
             await self.aggregator.stop()
             self.aggregator = None
         await self.workloads.stop()
+        if self.cadvisor:
+            await self.cadvisor.stop()
         self.crds.stop()
         self.store.end_subscriptions()  # open watches end now rather than at shutdown_timeout
         if self._runner:
@@ -201,6 +217,7 @@ class Sandbox:
             self.api.create(ns, "", {"metadata": {"name": name}})
         self._publish_authentication()
         seed_local_apiservices(self.api, self.registry)
+        register_nodes(self.api, self.registry, self.config.nodes, NodeShape())
 
     def _publish_authentication(self) -> None:
         assert self.pki is not None

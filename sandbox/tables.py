@@ -50,7 +50,27 @@ def _workload_cells(obj: Obj) -> list[Any]:
     return [f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}"]
 
 
+def _node_cells(obj: Obj) -> list[Any]:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    status = "Ready" if ready else "NotReady"
+    if (obj.get("spec") or {}).get("unschedulable"):
+        status += ",SchedulingDisabled"
+    prefix = "node-role.kubernetes.io/"
+    roles = sorted(
+        k[len(prefix) :] for k in obj["metadata"].get("labels") or {} if k.startswith(prefix)
+    )
+    return [status, ",".join(roles) or "<none>"]
+
+
 _EXTRA: dict[tuple[str, str], tuple[list[dict[str, Any]], Any]] = {
+    ("", "nodes"): (
+        [
+            {"name": "Status", "type": "string", "format": "", "description": "", "priority": 0},
+            {"name": "Roles", "type": "string", "format": "", "description": "", "priority": 0},
+        ],
+        _node_cells,
+    ),
     ("", "pods"): (
         [
             {"name": "Ready", "type": "string", "format": "", "description": "", "priority": 0},

@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from common.kubetime import format_time
-from sandbox import deployments, errors, kubelet
+from sandbox import deployments, errors, kubelet, nodes
 from sandbox.operations import Api, random_suffix
 from sandbox.resources import Registry, ResourceType
 from sandbox.store import Change, Obj
@@ -315,10 +315,12 @@ class Workloads:
         status = pod.get("status") or {}
         if status.get("phase", "Pending") != "Pending" or status.get("startTime"):
             return  # someone else (a test) owns this pod's status
+        pod, host_ip = nodes.bind(self.api, self.registry, pod)  # the scheduler's part
         immediate = self.ready_delay <= 0
         ts = format_time(self.api.clock())
+        ip = kubelet.pod_ip(next(self._ips))
         new = kubelet.running_status(
-            pod, ts=ts, ip=kubelet.pod_ip(next(self._ips)), ready=immediate
+            pod, ts=ts, ip=ip, ready=immediate, host_ip=host_ip or "10.0.0.1"
         )
         self._write_pod_status(pod, new)
         if not immediate:
