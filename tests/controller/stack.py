@@ -27,6 +27,7 @@ from autoscaler.kube import KubeClient, NotFound, connect
 from autoscaler.kube.lease import LeaseConfig
 from autoscaler.reconcile import ControllerOptions
 from sandbox.prometheus import PrometheusServer, free_port, remote_write
+from tests.controller.resource_rules import RESOURCE_RULES
 
 ROOT = Path(__file__).parents[2]
 CRD = ROOT / "charts/promscaler/crds/autoscalers.promscaler.dev.yaml"
@@ -219,7 +220,7 @@ async def eventually(
 
 
 # ---- building the stack ------------------------------------------------------------------
-async def _register_adapter(kube: KubeClient, port: int) -> None:
+async def _register_adapter(kube: KubeClient, port: int, *, resource: bool = False) -> None:
     ns = "promscaler-system"
     with contextlib.suppress(Exception):
         await kube.request(
@@ -243,10 +244,8 @@ async def _register_adapter(kube: KubeClient, port: int) -> None:
     }
     await kube.request("POST", f"/api/v1/namespaces/{ns}/services", body=svc)
     await kube.request("POST", f"/api/v1/namespaces/{ns}/endpoints", body=eps)
-    for group, version in (
-        ("custom.metrics.k8s.io", "v1beta2"),
-        ("external.metrics.k8s.io", "v1beta1"),
-    ):
+    groups = [("custom.metrics.k8s.io", "v1beta2"), ("external.metrics.k8s.io", "v1beta1")]
+    for group, version in groups + ([("metrics.k8s.io", "v1beta1")] if resource else []):
         body = {
             "apiVersion": "apiregistration.k8s.io/v1",
             "kind": "APIService",
@@ -265,10 +264,10 @@ async def _register_adapter(kube: KubeClient, port: int) -> None:
 
 
 def _start_adapter(
-    tmp: Path, kubeconfig: Path, prometheus_url: str, front_ca: Path
+    tmp: Path, kubeconfig: Path, prometheus_url: str, front_ca: Path, *, resource: bool = False
 ) -> tuple[subprocess.Popen[bytes], int]:
     rules = tmp / "rules.yaml"
-    rules.write_text(RULES)
+    rules.write_text(RULES + (RESOURCE_RULES if resource else ""))
     port = free_port()
     argv = [
         sys.executable,
@@ -304,7 +303,9 @@ def _start_adapter(
 
 
 @contextlib.asynccontextmanager
-async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
+async def e2e_stack(tmp: Path, *, resource_metrics: bool = False) -> AsyncIterator[Stack]:
+    """The stack; `resource_metrics` (sandbox only) adds two nodes, the simulated cAdvisor
+    writing into the Prometheus, and the adapter serving metrics.k8s.io from RESOURCE_RULES."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -335,13 +336,19 @@ async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
     prom.start()
     adapter = None
     try:
-        async with Sandbox(SandboxConfig(pod_ready_delay=0.2, availability_interval=0.5)) as sb:
+        usage = {"nodes": 2, "prometheus_url": prom.url} if resource_metrics else {}
+        config = SandboxConfig(pod_ready_delay=0.2, availability_interval=0.5, **usage)
+        async with Sandbox(config) as sb:
             kube = await connect(str(sb.kubeconfig))
             try:
                 adapter, port = _start_adapter(
-                    tmp, sb.kubeconfig, prom.url, sb.pki.requestheader_ca_file
+                    tmp,
+                    sb.kubeconfig,
+                    prom.url,
+                    sb.pki.requestheader_ca_file,
+                    resource=resource_metrics,
                 )
-                await _register_adapter(kube, port)
+                await _register_adapter(kube, port, resource=resource_metrics)
                 stack = Stack(sb.kubeconfig, kube, prom, prom.url, tmp=tmp)
                 await stack.apply_crd()
                 yield stack
