@@ -49,6 +49,24 @@ class Switches:
     custom: bool
     external: bool
     want: tuple[str, ...]
+    resource: bool = False
+
+
+RESOURCE = ("v1beta1.metrics.k8s.io",)
+RESOURCE_RULES = {
+    "cpu": {
+        "containerQuery": "sum(c{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+        "nodeQuery": "sum(n{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+        "resources": {"template": "<<.Resource>>"},
+        "containerLabel": "container",
+    },
+    "memory": {
+        "containerQuery": "sum(m{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+        "nodeQuery": "sum(n{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
+        "resources": {"template": "<<.Resource>>"},
+        "containerLabel": "container",
+    },
+}
 
 
 @pytest.mark.parametrize(
@@ -58,6 +76,11 @@ class Switches:
         pytest.param(Switches(False, True, EXTERNAL), id="only-external-beside-another-adapter"),
         pytest.param(Switches(True, False, CUSTOM), id="only-custom-beside-keda"),
         pytest.param(Switches(False, False, ()), id="no-group"),
+        pytest.param(
+            Switches(True, True, CUSTOM + EXTERNAL + RESOURCE, resource=True),
+            id="all-three-instead-of-metrics-server",
+        ),
+        pytest.param(Switches(False, False, RESOURCE, resource=True), id="only-resource"),
     ],
 )
 def test_apiservices_follow_the_group_switches(helm: Helm, case: Switches) -> None:
@@ -66,7 +89,9 @@ def test_apiservices_follow_the_group_switches(helm: Helm, case: Switches) -> No
             "apiServices": {
                 "custom": {"enabled": case.custom},
                 "external": {"enabled": case.external},
-            }
+                "resource": {"enabled": case.resource},
+            },
+            "rules": {"resource": RESOURCE_RULES if case.resource else {}},
         }
     )
     got = sorted(o["metadata"]["name"] for o in rendered.of_kind("APIService"))
@@ -88,6 +113,27 @@ def test_apiservice_priorities_prefer_v1beta2_like_prometheus_adapter(helm: Helm
         "v1beta2.custom.metrics.k8s.io": (100, 200),
         "v1beta1.external.metrics.k8s.io": (100, 100),
     }
+
+
+def test_resource_api_grants_kubectl_top_and_the_hpa(helm: Helm) -> None:
+    rendered = helm.template(
+        {"apiServices": {"resource": {"enabled": True}}, "rules": {"resource": RESOURCE_RULES}}
+    )
+    assert rule_file(rendered)["resourceRules"]["cpu"]["containerLabel"] == "container"
+    reader = rendered.get("ClusterRole", "promscaler-metrics-reader")
+    grant = {
+        "apiGroups": ["metrics.k8s.io"],
+        "resources": ["pods", "nodes"],
+        "verbs": ["get", "list"],
+    }
+    assert grant in reader["rules"]
+    top = rendered.get("ClusterRole", "promscaler-aggregated-metrics-reader")
+    labels = top["metadata"]["labels"]
+    for role in ("view", "edit", "admin"):
+        assert labels[f"rbac.authorization.k8s.io/aggregate-to-{role}"] == "true"
+    assert top["rules"] == reader["rules"][-1:]
+    names = [o["metadata"]["name"] for o in helm.template().of_kind("ClusterRole")]
+    assert "promscaler-aggregated-metrics-reader" not in names
 
 
 # --- TLS -------------------------------------------------------------------------------------
@@ -433,6 +479,11 @@ def test_service_monitors_scrape_both_programs(helm: Helm) -> None:
             },
             "metricQuery",
             id="typo-in-a-rule",
+        ),
+        pytest.param(
+            {"apiServices": {"resource": {"enabled": True}}},
+            "apiServices.resource.enabled needs resource rules",
+            id="resource-api-without-resource-rules",
         ),
     ],
 )
