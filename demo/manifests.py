@@ -45,7 +45,7 @@ def sandbox_policy() -> dict[str, Any]:
          "resources": ["configmaps"], "namespaces": ["kube-system"],
          "resourceNames": ["extension-apiserver-authentication"]},
         {"users": [adapter], "verbs": ["get", "list", "watch"], "apiGroups": ["", "apps"],
-         "resources": ["namespaces", "pods", "services", "deployments", "statefulsets",
+         "resources": ["namespaces", "nodes", "pods", "services", "deployments", "statefulsets",
                        "replicasets"]},
         {"users": [adapter], "verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis",
                                                                    "/apis/*", "/version"]},
@@ -69,7 +69,8 @@ def sandbox_policy() -> dict[str, Any]:
 
 
 # The rule file, in prometheus-adapter's format: one custom rule (a counter -> per-second rate
-# per pod), one external rule (a gauge per queue).
+# per pod), one external rule (a gauge per queue), and resource rules over the sandbox's
+# simulated cAdvisor series (metrics.k8s.io: `kubectl top`, CPU/memory targets).
 RULES = """\
 rules:
 - seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
@@ -87,6 +88,28 @@ externalRules:
     overrides:
       namespace: {resource: "namespace"}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+resourceRules:
+  cpu:
+    containerQuery: >-
+      sum by (<<.GroupBy>>)
+      (rate(container_cpu_usage_seconds_total{container!="",<<.LabelMatchers>>}[10s]))
+    nodeQuery: >-
+      sum by (<<.GroupBy>>)
+      (rate(container_cpu_usage_seconds_total{id="/",<<.LabelMatchers>>}[10s]))
+    resources: &resources
+      overrides:
+        node: {resource: node}
+        namespace: {resource: namespace}
+        pod: {resource: pod}
+    containerLabel: container
+  memory:
+    containerQuery: >-
+      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{container!="",<<.LabelMatchers>>})
+    nodeQuery: >-
+      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{id="/",<<.LabelMatchers>>})
+    resources: *resources
+    containerLabel: container
+  window: 10s
 """
 
 
@@ -105,7 +128,7 @@ def adapter_serving_cert(directory: Path) -> tuple[bytes, Path, Path]:
 
 
 def registration(adapter_port: int, ca_bundle: str) -> list[tuple[str, dict[str, Any]]]:
-    """Service, Endpoints and the three APIServices that put the adapter behind the sandbox."""
+    """Service, Endpoints and the four APIServices that put the adapter behind the sandbox."""
     meta = {"name": ADAPTER_SERVICE, "namespace": ADAPTER_NAMESPACE}
     objects: list[tuple[str, dict[str, Any]]] = [
         ("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
@@ -122,6 +145,7 @@ def registration(adapter_port: int, ca_bundle: str) -> list[tuple[str, dict[str,
         ("custom.metrics.k8s.io", "v1beta1"),
         ("custom.metrics.k8s.io", "v1beta2"),
         ("external.metrics.k8s.io", "v1beta1"),
+        ("metrics.k8s.io", "v1beta1"),
     ):
         objects.append(
             (

@@ -147,6 +147,8 @@ async def running_stack(
                 "--config", str(workdir / "sandbox.yaml"),
                 "--dir", str(workdir / "sandbox"),
                 "--pod-ready-delay", str(pod_ready_delay),
+                "--nodes", "2",
+                f"--prometheus-url={stack.prometheus.url}",  # the simulated cAdvisor's usage
             ],
         )  # fmt: skip
         await wait_for(admin, timeout=20, proc=sandbox)
