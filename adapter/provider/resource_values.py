@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import lru_cache
 from types import MappingProxyType
 
 from adapter.prometheus import Sample
@@ -103,9 +104,14 @@ def group_samples(
     return out
 
 
+def _milli_text(milli: int) -> str:
+    # the common case without Decimal work: a fraction of a unit is canonically "<n>m"
+    return f"{milli}m" if milli % 1000 else format_milli(milli)
+
+
 def cpu_quantity(cores: Decimal) -> str:
     """Cores as a decimal-SI Quantity of whole millicores (truncated)."""
-    return format_milli(int(cores * 1000))
+    return _milli_text(int(cores * 1000))
 
 
 def memory_quantity(size: Decimal) -> str:
@@ -115,7 +121,7 @@ def memory_quantity(size: Decimal) -> str:
     milli = int(size * 1000)
     whole, rest = divmod(milli, 1000)
     if rest or whole < 1024:
-        return format_milli(milli)
+        return _milli_text(milli)
     for suffix, power in _BINARY:
         if whole % (1 << power) == 0:
             return f"{whole >> power}{suffix}"
@@ -134,8 +140,12 @@ def go_duration(seconds: int) -> str:
 
 
 def _stamp(readings: Iterable[Reading]) -> datetime:
-    earliest = min(at for _, at in readings)
-    return datetime.fromtimestamp(int(earliest), tz=UTC)
+    return _second(int(min(at for _, at in readings)))
+
+
+@lru_cache(maxsize=64)  # the samples of one query share their evaluation time
+def _second(unix: int) -> datetime:
+    return datetime.fromtimestamp(unix, tz=UTC)
 
 
 def pod_metrics(

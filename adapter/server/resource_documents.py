@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from adapter.provider.resource_values import NodeMetrics, PodMetrics, Usage, go_duration
@@ -26,11 +27,16 @@ def _usage(usage: Usage) -> dict[str, str]:
     return {"cpu": usage.cpu, "memory": usage.memory}
 
 
+@lru_cache(maxsize=64)  # every item of an answer shares its times
+def _time(at: datetime) -> str:
+    return format_time(at)
+
+
 def _metadata(name: str, namespace: str, labels: Any, now: datetime) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     if namespace:
         meta["namespace"] = namespace
-    meta["creationTimestamp"] = format_time(now)  # as the peer: the time of the answer
+    meta["creationTimestamp"] = _time(now)  # as the peer: the time of the answer
     if labels:
         meta["labels"] = dict(labels)
     return meta
@@ -39,7 +45,7 @@ def _metadata(name: str, namespace: str, labels: Any, now: datetime) -> dict[str
 def pod_item(metric: PodMetrics, now: datetime) -> dict[str, Any]:
     return {
         "metadata": _metadata(metric.name, metric.namespace, metric.labels, now),
-        "timestamp": format_time(metric.timestamp),
+        "timestamp": _time(metric.timestamp),
         "window": go_duration(metric.window_seconds),
         "containers": [{"name": c.name, "usage": _usage(c.usage)} for c in metric.containers],
     }
@@ -48,7 +54,7 @@ def pod_item(metric: PodMetrics, now: datetime) -> dict[str, Any]:
 def node_item(metric: NodeMetrics, now: datetime) -> dict[str, Any]:
     return {
         "metadata": _metadata(metric.name, "", metric.labels, now),
-        "timestamp": format_time(metric.timestamp),
+        "timestamp": _time(metric.timestamp),
         "window": go_duration(metric.window_seconds),
         "usage": _usage(metric.usage),
     }
