@@ -98,6 +98,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             lister=objects,
             resolver=objects,
             cache=cache,  # one cache: coalescing and --cache-ttl apply to both APIs
+            registry=registry,
         )
         tls = ServingTLS(options.tls, client_cas=client_cas_provider(guard))
         app = build_app(

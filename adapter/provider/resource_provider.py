@@ -10,9 +10,12 @@ replicas instead of acting on a list with pods missing).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, cast
+
+from prometheus_client import CollectorRegistry, Counter
 
 from adapter.errors import NotFound
 from adapter.prometheus import Sample
@@ -37,6 +40,8 @@ from adapter.rules.resources import ResourceInfo, ResourceResolver
 from common.selectors import EVERYTHING, Selector
 
 __all__ = ["DEFAULT_WINDOW", "ObjectMeta", "ObjectMetaLister", "ResourceMetricsProvider"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_WINDOW = 60  # seconds: `window` when the rule file sets none (metrics-server's default
 # resolution is 60 s, and kubectl/HPA only display or ignore it)
@@ -74,12 +79,19 @@ class ResourceMetricsProvider:
         lister: ObjectMetaLister,
         resolver: ResourceResolver,
         cache: ResultCache[object],
+        registry: CollectorRegistry | None = None,
     ) -> None:
         self.rules = rules
         self._client = client
         self._lister = lister
         self._resolver = resolver
         self._cache = cache
+        self._missing = Counter(
+            "promscaler_adapter_resource_objects_missing_total",
+            "Pods or nodes left out of metrics.k8s.io answers: no CPU or no memory sample.",
+            ["resource"],
+            registry=registry,
+        )
 
     @property
     def enabled(self) -> bool:
@@ -143,7 +155,13 @@ class ResourceMetricsProvider:
             )
             if metric is not None:
                 out.append(metric)
+        self._left_out("pods", len(pods) - len(out))
         return out
+
+    def _left_out(self, resource: str, count: int) -> None:
+        if count:
+            self._missing.labels(resource).inc(count)
+            log.debug("metrics.k8s.io: %d %s without samples left out", count, resource)
 
     # ---- nodes -----------------------------------------------------------------------------
 
@@ -180,6 +198,7 @@ class ResourceMetricsProvider:
             )
             if metric is not None:
                 out.append(metric)
+        self._left_out("nodes", len(nodes) - len(out))
         return out
 
     async def _run(self, query: ResourceQuery) -> Grouped:

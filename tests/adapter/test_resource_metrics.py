@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Mapping
 
 import pytest
+from prometheus_client import CollectorRegistry
 
+from adapter.errors import KubeUnavailable
+from adapter.prometheus import PrometheusClient, PrometheusOptions
 from adapter.provider.cache import ResultCache
 from adapter.provider.resource_provider import ResourceMetricsProvider
 from adapter.rules.config import load_rules
@@ -89,18 +93,19 @@ class MetaLister:
         )
 
 
-def make_app(url: str, rules: str = RULES):
-    from adapter.prometheus import PrometheusClient, PrometheusOptions
-
-    client = PrometheusClient(PrometheusOptions(url=url, timeout=2.0))
+def make_app(url: str, rules: str = RULES, *, lister=None, timeout: float = 2.0):
+    registry = CollectorRegistry()
+    client = PrometheusClient(PrometheusOptions(url=url, timeout=timeout))
     resources = ResourceMetricsProvider(
         rules=load_rules(rules).resource_rules,
         client=client,
-        lister=MetaLister(),
+        lister=lister or MetaLister(),
         resolver=STATIC_RESOLVER,
         cache=ResultCache(ttl=0),
+        registry=registry,
     )
-    return build_app(FakeProvider(), resource_provider=resources), client
+    app = build_app(FakeProvider(), resource_provider=resources, registry=registry)
+    return app, client
 
 
 @pytest.fixture
@@ -284,3 +289,51 @@ async def test_without_resource_rules_the_group_is_not_served(aiohttp_client, pr
         assert (await get(client, f"{GV}/pods", 404))["reason"] == "NotFound"
     finally:
         await prom_client.close()
+
+
+async def test_objects_left_out_are_counted_on_metrics(client):
+    await get(client, f"{GV}/namespaces/default/pods")  # web-2 and idle have no pair
+    await get(client, f"{GV}/nodes")  # node-b and node-c
+    text = await (await client.get("/metrics")).text()
+    assert 'promscaler_adapter_resource_objects_missing_total{resource="pods"} 2.0' in text
+    assert 'promscaler_adapter_resource_objects_missing_total{resource="nodes"} 2.0' in text
+
+
+class DownLister(MetaLister):
+    async def objects(self, info, *, namespace, selector):
+        raise KubeUnavailable()
+
+
+async def test_kubernetes_api_gone_is_a_503_status(aiohttp_client, prometheus):
+    app, prom_client = make_app(prometheus.url, lister=DownLister())
+    try:
+        client = await aiohttp_client(app)
+        body = await get(client, f"{GV}/pods", 503)
+        assert (body["reason"], body["code"]) == ("ServiceUnavailable", 503)
+    finally:
+        await prom_client.close()
+
+
+async def test_prometheus_hung_is_a_503_within_the_timeout(aiohttp_client):
+    accepted = []
+
+    async def hang(reader, writer):  # accepts, reads, never answers
+        accepted.append(writer)
+        await reader.read(1 << 16)
+
+    server = await asyncio.start_server(hang, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    app, prom_client = make_app(f"http://127.0.0.1:{port}", timeout=0.5)
+    try:
+        client = await aiohttp_client(app)
+        started = time.monotonic()
+        body = await get(client, f"{GV}/namespaces/default/pods", 503)
+        assert body["reason"] == "ServiceUnavailable"
+        assert time.monotonic() - started < 3
+        assert accepted, "the adapter never reached the hung Prometheus"
+    finally:
+        await prom_client.close()
+        for writer in accepted:
+            writer.close()
+        server.close()
+        await server.wait_closed()
