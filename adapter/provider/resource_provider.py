@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, cast
 
@@ -50,6 +50,11 @@ NODE_INFO = ResourceInfo(NODES, "v1", "Node", "node", False)
 
 METRICS_GROUP = "metrics.k8s.io"
 ObjectMeta = tuple[str, str, Mapping[str, str]]  # (namespace, name, labels)
+Keep = Callable[[str, str], bool]  # (namespace, name) -> serve it? (field selectors)
+
+
+def _ALL(namespace: str, name: str) -> bool:
+    return True
 
 
 class QuerySource(Protocol):
@@ -110,11 +115,14 @@ class ResourceMetricsProvider:
 
     # ---- pods ------------------------------------------------------------------------------
 
-    async def list_pods(self, *, namespace: str | None, selector: Selector) -> list[PodMetrics]:
-        """Metrics of the pods matching `selector` (namespace None: all), sorted by namespace
-        and name; pods without samples are left out."""
+    async def list_pods(
+        self, *, namespace: str | None, selector: Selector, keep: Keep = _ALL
+    ) -> list[PodMetrics]:
+        """Metrics of the pods matching `selector` and `keep(namespace, name)` (namespace None:
+        all), sorted by namespace and name; pods without samples are left out."""
         rules = self._rules()
-        pods = await self._lister.objects(POD_INFO, namespace=namespace, selector=selector)
+        found = await self._lister.objects(POD_INFO, namespace=namespace, selector=selector)
+        pods = [pod for pod in found if keep(pod[0], pod[1])]
         by_namespace: dict[str, list[ObjectMeta]] = {}
         for pod in pods:
             by_namespace.setdefault(pod[0], []).append(pod)
@@ -165,11 +173,12 @@ class ResourceMetricsProvider:
 
     # ---- nodes -----------------------------------------------------------------------------
 
-    async def list_nodes(self, *, selector: Selector) -> list[NodeMetrics]:
-        """Metrics of the nodes matching `selector`, sorted by name; nodes without samples are
-        left out."""
+    async def list_nodes(self, *, selector: Selector, keep: Keep = _ALL) -> list[NodeMetrics]:
+        """Metrics of the nodes matching `selector` and `keep("", name)`, sorted by name; nodes
+        without samples are left out."""
         rules = self._rules()
-        nodes = await self._lister.objects(NODE_INFO, namespace=None, selector=selector)
+        found = await self._lister.objects(NODE_INFO, namespace=None, selector=selector)
+        nodes = [node for node in found if keep("", node[1])]
         return await self._nodes(rules, nodes)
 
     async def get_node(self, *, name: str) -> NodeMetrics:

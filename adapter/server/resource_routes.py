@@ -146,9 +146,10 @@ async def _pods(
         assert namespace is not None
         metric = await provider.get_pod(namespace=namespace, name=name[0])
         return json_response(rdocs.pod_metrics(metric, now))
-    metrics = await provider.list_pods(namespace=namespace, selector=selector)
-    kept = [m for m in metrics if _keep(fields, m.namespace, m.name)]
-    return json_response(rdocs.pod_metrics_list(kept, now))
+    metrics = await provider.list_pods(
+        namespace=namespace, selector=selector, keep=lambda ns, pod: _keep(fields, ns, pod)
+    )
+    return json_response(rdocs.pod_metrics_list(metrics, now))
 
 
 async def _nodes(
@@ -158,6 +159,7 @@ async def _nodes(
     if name:
         metric = await provider.get_node(name=name[0])
         return json_response(rdocs.node_metrics(metric, now))
-    metrics = await provider.list_nodes(selector=selector)
-    kept = [m for m in metrics if _keep(fields, "", m.name)]
-    return json_response(rdocs.node_metrics_list(kept, now))
+    metrics = await provider.list_nodes(
+        selector=selector, keep=lambda _, node: _keep(fields, "", node)
+    )
+    return json_response(rdocs.node_metrics_list(metrics, now))

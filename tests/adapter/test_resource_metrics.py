@@ -337,3 +337,10 @@ async def test_prometheus_hung_is_a_503_within_the_timeout(aiohttp_client):
             writer.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_field_selector_narrows_the_query(client, prometheus):
+    body = await get(client, f"{GV}/pods?fieldSelector=metadata.name%3Dweb-1")
+    assert [i["metadata"]["name"] for i in body["items"]] == ["web-1"]
+    sent = [q for q in prometheus.queries() if "t_cpu" in q]
+    assert sent == ['sum(t_cpu{namespace="default",pod="web-1"}) by (pod,container)']
