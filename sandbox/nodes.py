@@ -102,10 +102,27 @@ def node_status(index: int, shape: NodeShape, *, ts: str) -> Obj:
     }
 
 
+def node_lease(node: Obj, *, renew: str) -> Obj:
+    """The kubelet's heartbeat Lease in kube-node-lease, owned by its Node."""
+    name = node["metadata"]["name"]
+    owner = {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": "kube-node-lease", "ownerReferences": [owner]},
+        "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": renew},
+    }
+
+
 def register_nodes(api: Api, registry: Registry, count: int, shape: NodeShape) -> None:
-    """Create `count` Ready nodes (what each kubelet does when it starts)."""
+    """Create `count` Ready nodes and their Leases (what each kubelet does when it starts;
+    the Lease is not renewed afterwards: nothing in the sandbox watches node heartbeats)."""
     rt = _rt(registry)
-    ts = format_time(api.clock())
+    leases = registry.lookup("coordination.k8s.io", "v1", "leases")
+    assert leases is not None
+    now = api.clock()
+    ts = format_time(now)
+    renew = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # a MicroTime, as the kubelet writes it
     for index in range(1, count + 1):
         node = api.create(rt, "", node_object(index, shape))
         api.update(
@@ -115,6 +132,7 @@ def register_nodes(api: Api, registry: Registry, count: int, shape: NodeShape) -
             {**node, "status": node_status(index, shape, ts=ts)},
             subresource="status",
         )
+        api.create(leases, "kube-node-lease", node_lease(node, renew=renew))
 
 
 def is_ready(node: Obj) -> bool:

@@ -87,3 +87,9 @@ async def test_kubectl_get_and_describe_nodes(sandbox_factory, tmp_path):
     assert lines[1].split()[:3] == ["sandbox-node-1", "Ready", "<none>"]
     _, out, _ = await kubectl("get", "node", "sandbox-node-2", "-o", "json")
     assert json.loads(out)["status"]["nodeInfo"]["kubeletVersion"] == "v1.32.0"
+    _, out, _ = await kubectl("describe", "node", "sandbox-node-1")
+    assert "Failed to get lease" not in out, out
+    assert "HolderIdentity:  sandbox-node-1" in out
+    assert "kubelet is posting ready status" in out
+    allocatable = out.split("Allocatable:")[1].split("System Info:")[0].split()
+    assert allocatable == ["cpu:", "3900m", "memory:", "15872Mi", "pods:", "110"]
