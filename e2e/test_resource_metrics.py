@@ -100,6 +100,14 @@ async def test_kubectl_top_pods_and_nodes(stack: Stack):
         assert abs(milli(cpu) - 350) <= 4, nodes
         assert (cpu_pct, memory, memory_pct) == ("8%", "640Mi", "4%")
 
+    code, out = await kubectl(st, "top", "pods", "--all-namespaces", "-l", "app=web")
+    assert code == 0, out
+    lines = [line.split() for line in out.strip().splitlines()]
+    assert lines[0] == ["NAMESPACE", "NAME", "CPU(cores)", "MEMORY(bytes)"]
+    assert sorted((cells[0], cells[1]) for cells in lines[1:]) == [
+        (st.namespace, name) for name in sorted(pods)
+    ]
+
     code, out = await kubectl(st, "top", "pod", next(iter(pods)), "--containers")
     assert code == 0, out
     assert [r[0] for r in rows(out).values()] == ["app"]
