@@ -126,8 +126,12 @@ class ResourceMetricsProvider:
         by_namespace: dict[str, list[ObjectMeta]] = {}
         for pod in pods:
             by_namespace.setdefault(pod[0], []).append(pod)
+        whole = selector.empty and keep is _ALL  # every pod of each namespace is asked for
         results = await asyncio.gather(
-            *(self._namespace_pods(rules, ns, group) for ns, group in by_namespace.items())
+            *(
+                self._namespace_pods(rules, ns, group, whole_namespace=whole)
+                for ns, group in by_namespace.items()
+            )
         )
         return [metric for group in results for metric in group]
 
@@ -145,14 +149,23 @@ class ResourceMetricsProvider:
         return found[0]
 
     async def _namespace_pods(
-        self, rules: ResourceRules, namespace: str, pods: Sequence[ObjectMeta]
+        self,
+        rules: ResourceRules,
+        namespace: str,
+        pods: Sequence[ObjectMeta],
+        *,
+        whole_namespace: bool = False,
     ) -> list[PodMetrics]:
         names = [pod[1] for pod in pods]
-        cpu_query = build_pod_query(
-            rules.cpu, namespace=namespace, names=names, resolver=self._resolver
-        )
-        memory_query = build_pod_query(
-            rules.memory, namespace=namespace, names=names, resolver=self._resolver
+        cpu_query, memory_query = (
+            build_pod_query(
+                rule,
+                namespace=namespace,
+                names=names,
+                resolver=self._resolver,
+                whole_namespace=whole_namespace,
+            )
+            for rule in (rules.cpu, rules.memory)
         )
         cpu, memory = await asyncio.gather(self._run(cpu_query), self._run(memory_query))
         window = self._window

@@ -128,6 +128,7 @@ def memory_quantity(size: Decimal) -> str:
     return str(whole)
 
 
+@lru_cache(maxsize=16)  # one window per rule file
 def go_duration(seconds: int) -> str:
     """A whole number of seconds as Go's time.Duration.String() writes it: "3m0s", "1h0m0s"."""
     hours, rest = divmod(seconds, 3600)

@@ -91,14 +91,21 @@ def build_pod_query(
     resolver: ResourceResolver,
     where: str = "resourceRules",
     max_names_bytes: int = MAX_NAMES_BYTES,
+    whole_namespace: bool = False,
 ) -> ResourceQuery:
-    """The containerQuery for pods `names` (not empty) of `namespace`."""
+    """The containerQuery for pods `names` (not empty) of `namespace`. `whole_namespace`
+    (the names are every pod there, e.g. `kubectl top pods` without a selector) matches
+    `pod!=""` instead of naming them: Prometheus answers that far faster than a long regex
+    alternation, and the caller only reads the pods it asked for."""
     if not names:
         raise ValueError("build_pod_query needs at least one pod name")
     labels = ResourceLabels(rule.resources, resolver)
     ns_label = _label(labels, NAMESPACES, where)
     pod_label = _label(labels, PODS, where)
-    pod, names_filter = _object_matcher(pod_label, names, max_names_bytes)
+    if whole_namespace and len(names) > 1:
+        pod, names_filter = Matcher(pod_label, "!=", ""), None
+    else:
+        pod, names_filter = _object_matcher(pod_label, names, max_names_bytes)
     matchers = [Matcher(ns_label, "=", namespace), pod]
     group_by = [pod_label] + ([rule.container_label] if rule.container_label else [])
     promql = _render(rule, "containerQuery", matchers, group_by)

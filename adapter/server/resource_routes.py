@@ -146,9 +146,12 @@ async def _pods(
         assert namespace is not None
         metric = await provider.get_pod(namespace=namespace, name=name[0])
         return json_response(rdocs.pod_metrics(metric, now))
-    metrics = await provider.list_pods(
-        namespace=namespace, selector=selector, keep=lambda ns, pod: _keep(fields, ns, pod)
-    )
+    if fields:
+        metrics = await provider.list_pods(
+            namespace=namespace, selector=selector, keep=lambda ns, pod: _keep(fields, ns, pod)
+        )
+    else:  # every pod the selector matches: the provider may query whole namespaces
+        metrics = await provider.list_pods(namespace=namespace, selector=selector)
     return json_response(rdocs.pod_metrics_list(metrics, now))
 
 

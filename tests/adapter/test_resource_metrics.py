@@ -260,17 +260,34 @@ async def test_bad_requests_get_statuses(client, method, path, code):
     assert (resp.status, body["kind"], body["code"]) == (code, "Status", code)
 
 
-async def test_one_query_per_namespace_and_resource(client, prometheus):
-    await get(client, f"{GV}/pods")
+@pytest.mark.parametrize(
+    ("query", "want"),
+    [
+        pytest.param(
+            "",
+            [  # every pod of each namespace: no name alternation to match
+                'sum(t_cpu{namespace="default",pod!=""}) by (pod,container)',
+                'sum(t_mem{namespace="default",pod!=""}) by (pod,container)',
+                'sum(t_cpu{namespace="prod",pod="api-1"}) by (pod,container)',
+                'sum(t_mem{namespace="prod",pod="api-1"}) by (pod,container)',
+            ],
+            id="whole-namespaces",
+        ),
+        pytest.param(
+            "?labelSelector=app%21%3Dapi",
+            [
+                'sum(t_cpu{namespace="default",pod=~"idle|web-1|web-2|web-3"}) by (pod,container)',
+                'sum(t_mem{namespace="default",pod=~"idle|web-1|web-2|web-3"}) by (pod,container)',
+            ],
+            id="selected-pods-by-name",
+        ),
+    ],
+)
+async def test_one_query_per_namespace_and_resource(client, prometheus, query, want):
+    body = await get(client, f"{GV}/pods{query}")
+    assert len(body["items"]) == 3 if not query else 2
     sent = [q for q in prometheus.queries() if "t_cpu" in q or "t_mem" in q]
-    assert sorted(sent) == sorted(
-        [
-            'sum(t_cpu{namespace="default",pod=~"idle|web-1|web-2|web-3"}) by (pod,container)',
-            'sum(t_mem{namespace="default",pod=~"idle|web-1|web-2|web-3"}) by (pod,container)',
-            'sum(t_cpu{namespace="prod",pod="api-1"}) by (pod,container)',
-            'sum(t_mem{namespace="prod",pod="api-1"}) by (pod,container)',
-        ]
-    )
+    assert sorted(sent) == sorted(want)
 
 
 async def test_prometheus_stopped_is_a_503_status(client, prometheus):

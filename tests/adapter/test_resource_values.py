@@ -111,3 +111,18 @@ def test_a_rule_without_a_namespace_label_fails_with_a_status():
     with pytest.raises(StatusError) as err:
         build_pod_query(RULES.memory, namespace="ns", names=["p"], resolver=STATIC_RESOLVER)
     assert "no label to namespaces" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("names", "want"),
+    [
+        pytest.param(["a", "b"], 'pod!=""', id="several-pods"),
+        pytest.param(["a"], 'pod="a"', id="one-pod-stays-named"),
+    ],
+)
+def test_a_whole_namespace_is_matched_without_names(names, want):
+    q = build_pod_query(
+        RULES.cpu, namespace="ns", names=names, resolver=STATIC_RESOLVER, whole_namespace=True
+    )
+    assert q.promql == f'sum(c{{namespace="ns",{want}}}) by (pod,container)'
+    assert q.names_filter is None
