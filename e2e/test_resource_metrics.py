@@ -5,7 +5,6 @@ and the controller read it. Nothing in between is a stand-in."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shutil
 
@@ -18,10 +17,8 @@ from tests.controller.stack import FAST, Stack, e2e_stack, eventually, target_re
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.prometheus,
-    pytest.mark.skipif(
-        bool(os.environ.get("PROMSCALER_E2E_KUBECONFIG")),
-        reason="drives load through the sandbox's simulated cAdvisor "
-        "(load.sandbox.promscaler.dev annotations), which a real cluster does not have",
+    pytest.mark.sandbox_only(
+        "the sandbox's simulated cAdvisor load (load.sandbox.promscaler.dev annotations)"
     ),
 ]
 

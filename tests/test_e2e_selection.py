@@ -11,6 +11,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 # what needs the sandbox, by test: everything else must run unchanged on a real cluster
 SANDBOX_ONLY = {
+    "e2e/test_resource_metrics.py::test_kubectl_top_pods_and_nodes",
+    "e2e/test_resource_metrics.py::test_cpu_utilization_scales_on_simulated_load",
+    "e2e/test_resource_metrics.py::test_an_autoscaler_without_metrics_defaults_to_cpu_80_percent",
     "e2e/test_adapter_auth.py::test_allowed_user_gets_metrics_through_the_aggregator",
     "e2e/test_adapter_auth.py::test_denied_user_gets_403_and_bad_token_401",
     "e2e/test_adapter_auth.py::test_the_adapter_asks_the_cluster_when_called_directly",
