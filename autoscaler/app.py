@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import Any, cast
 
 from autoscaler.controller import Controller, ControllerConfig
+from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeCluster, connect
 from autoscaler.kube.cluster import AUTOSCALERS
 from autoscaler.kube.informer import Informer
@@ -39,6 +40,7 @@ class Settings:
     tls_cert_file: str = ""  # with tls_key_file: serve them over HTTPS (PEM files)
     tls_key_file: str = ""
     request_timeout: float = 10.0  # seconds per API request
+    decision_log: DecisionLogSettings | None = None  # None: no decision log
 
 
 class Informers:
@@ -76,7 +78,11 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     kube = await connect(settings.kubeconfig, request_timeout=settings.request_timeout)
     cluster = KubeCluster(kube)
     metrics = SelfMetrics()
-    reconciler = Reconciler(cluster, options=settings.options, decide=_decide())
+    decide = _decide()
+    decisions = DecisionLog(settings.decision_log) if settings.decision_log else None
+    if decisions is not None:
+        decide = logged(decide, decisions)
+    reconciler = Reconciler(cluster, options=settings.options, decide=decide)
     holder: list[Controller] = []
     store = Informers(kube, settings.namespaces, lambda k, o: holder[0].on_event(k, o))
     controller = Controller(reconciler, store, config=settings.controller, metrics=metrics)
@@ -117,6 +123,8 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
         if runner is not None:
             await runner.cleanup()
         await kube.close()
+        if decisions is not None:
+            await asyncio.to_thread(decisions.close)  # the queued lines reach the file
 
 
 async def _synced_or_stopped(store: Informers, stop: asyncio.Event) -> None:

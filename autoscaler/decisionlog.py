@@ -1,0 +1,180 @@
+"""The decision log: one JSON line per pass, `{"document": ..., "result": ...}`.
+
+`promscaler-autoscaler run --decision-log FILE` wraps the core's `decide_document` with
+`logged()`: each document is encoded exactly as the core received it, with the core's result
+(or `"error"` when the core refused the document), on the event loop; the lines are written
+by a thread, so a slow disk never stalls a reconcile. Files rotate by size as
+`logging.handlers.RotatingFileHandler` does (FILE, FILE.1, ... FILE.N).
+
+`jq -c .document FILE | promscaler-autoscaler decide --jsonl` reproduces every `result`;
+`replay()` does that comparison (the soak and the tests use it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import logging.handlers
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DecisionLog",
+    "DecisionLogSettings",
+    "Mismatch",
+    "add_flags",
+    "logged",
+    "read_log",
+    "replay",
+    "settings_from",
+]
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+Decide = Callable[[JSON], JSON]
+# compact, and NaN/Infinity kept as Python's json writes them: the core may see them
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+@dataclass(frozen=True)
+class DecisionLogSettings:
+    path: Path
+    max_bytes: int = 100 * 1024 * 1024  # bytes per file before it rotates: ~30k passes
+    backups: int = 5  # rotated files kept beside FILE (FILE.1 .. FILE.5)
+    # lines waiting for the writer thread; beyond this a pass's line is dropped (and counted)
+    # rather than holding the event loop on a disk that stopped answering
+    queue_size: int = 10_000
+
+
+class DecisionLog:
+    """A line queue drained by one writer thread into a size-rotated file."""
+
+    def __init__(self, settings: DecisionLogSettings) -> None:
+        self.settings = settings
+        self.dropped = 0  # lines lost because the queue was full
+        self.written = 0
+        self._queue: queue.Queue[str | None] = queue.Queue(maxsize=settings.queue_size)
+        settings.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handler = logging.handlers.RotatingFileHandler(
+            settings.path,
+            maxBytes=settings.max_bytes,
+            backupCount=settings.backups,
+            encoding="utf-8",
+        )
+        self._handler.setFormatter(logging.Formatter("%(message)s"))
+        self._thread = threading.Thread(target=self._drain, name="decision-log", daemon=True)
+        self._thread.start()
+
+    def record(self, document: str, key: str, value: Any) -> None:
+        """Queue one line (`document` already encoded, `key` "result" or "error"); never
+        blocks."""
+        line = f'{{"document":{document},"{key}":{_dumps(value)}}}'
+        try:
+            self._queue.put_nowait(line)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped in (1, 10, 100) or self.dropped % 1000 == 0:
+                log.warning("decision log %s: %d lines dropped", self.settings.path, self.dropped)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued, then stop the thread and close the file."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+        self._handler.close()
+
+    def _drain(self) -> None:
+        while (line := self._queue.get()) is not None:
+            self._handler.emit(logging.makeLogRecord({"msg": line}))
+            self.written += 1
+
+
+def logged(decide: Decide, sink: DecisionLog) -> Decide:
+    """`decide` that records each document with its result (or the error it raised)."""
+
+    def decide_and_log(document: JSON) -> JSON:
+        encoded = _dumps(document)  # before the call: the document as the core got it
+        try:
+            result = decide(document)
+        except ValueError as e:
+            sink.record(encoded, "error", str(e))
+            raise
+        sink.record(encoded, "result", result)
+        return result
+
+    return decide_and_log
+
+
+def read_log(paths: Iterable[Path]) -> Iterator[JSON]:
+    """The entries of a decision log's files, oldest file first as given."""
+    for path in paths:
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    index: int  # the entry's position in the log
+    now: str  # the document's `now`
+    logged: str  # the logged result (or error), as JSON
+    replayed: str  # what `decide --jsonl` gave
+
+
+def replay(entries: list[JSON], *, command: list[str] | None = None) -> list[Mismatch]:
+    """Run the documents through `promscaler-autoscaler decide --jsonl`; the entries whose
+    result differs, compared as JSON text (so NaN equals NaN). An entry with `error` matches a
+    replayed `{"error": ...}` with the same text."""
+    cmd = command or [sys.executable, "-m", "autoscaler", "decide", "--jsonl"]
+    stdin = "".join(_dumps(e["document"]) + "\n" for e in entries)
+    out = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    mismatches = []
+    for i, (entry, line) in enumerate(zip(entries, lines, strict=True)):
+        want = _dumps(entry["result"]) if "result" in entry else _dumps({"error": entry["error"]})
+        if want != line:
+            mismatches.append(Mismatch(i, str(entry["document"].get("now")), want, line))
+    return mismatches
+
+
+def add_flags(parser: argparse.ArgumentParser, *, positive_int: Callable[[str], int]) -> None:
+    """`run`'s decision-log flags."""
+    d = DecisionLogSettings(Path("-"))
+    g = parser.add_argument_group("decision log (docs/autoscaler.md: why did it scale?)")
+    g.add_argument(
+        "--decision-log",
+        type=Path,
+        metavar="FILE",
+        help="write each pass's decision document and result here, one JSON line each",
+    )
+    g.add_argument(
+        "--decision-log-max-size",
+        type=positive_int,
+        default=d.max_bytes // (1024 * 1024),
+        metavar="MIB",
+        help="rotate the file when it reaches this many MiB",
+    )
+    g.add_argument(
+        "--decision-log-backups",
+        type=positive_int,
+        default=d.backups,
+        metavar="N",
+        help="rotated files kept beside it (FILE.1 .. FILE.N)",
+    )
+
+
+def settings_from(args: argparse.Namespace) -> DecisionLogSettings | None:
+    if args.decision_log is None:
+        return None
+    return DecisionLogSettings(
+        args.decision_log,
+        max_bytes=args.decision_log_max_size * 1024 * 1024,
+        backups=args.decision_log_backups,
+    )
