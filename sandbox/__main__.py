@@ -12,7 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from sandbox import state
 from sandbox.auth import PolicyError, parse_policy
+from sandbox.faultplan import PlanError, parse_plan
 from sandbox.server import Sandbox, SandboxConfig
 
 
@@ -31,7 +33,10 @@ def _parser() -> argparse.ArgumentParser:
         help="where to write the kubeconfig",
     )
     serve.add_argument(
-        "--config", type=Path, metavar="FILE", help="policy YAML: users (tokens) and rules"
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="YAML: users (tokens) and rules; optionally a fault plan under 'faults'",
     )
     serve.add_argument(
         "--dir",
@@ -48,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--admin-token", metavar="TOKEN", help="the admin's bearer token (default: random)"
+    )
+    serve.add_argument(
+        "--state-file",
+        type=Path,
+        metavar="FILE",
+        help="keep objects and CAs here, so a restarted sandbox has them (default: none)",
     )
     return parser
 
@@ -69,11 +80,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    policy = None
+    policy, plan = None, None
     if args.config:
         try:
-            policy = parse_policy(yaml.safe_load(args.config.read_text()))
-        except (OSError, yaml.YAMLError, PolicyError) as err:
+            doc = yaml.safe_load(args.config.read_text())
+            if isinstance(doc, dict) and "faults" in doc:
+                doc = dict(doc)
+                plan = parse_plan(doc.pop("faults"))
+            policy = parse_policy(doc)
+            if args.state_file:
+                state.load(args.state_file)  # a bad file is an error now, not at start
+        except (OSError, yaml.YAMLError, PolicyError, PlanError, state.StateError) as err:
             print(f"promscaler-sandbox: --config {args.config}: {err}", file=sys.stderr)
             return 2
     directory = args.dir or args.kubeconfig.resolve().parent / "sandbox-pki"
@@ -84,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         policy=policy,
         pod_ready_delay=args.pod_ready_delay,
         admin_token=args.admin_token,
+        faults=plan,
+        state_file=args.state_file,
     )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(config))
