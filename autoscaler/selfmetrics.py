@@ -14,6 +14,8 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from common.runtimemetrics import register_asyncio_tasks
+
 __all__ = ["SelfMetrics", "serving_context", "start_health_server"]
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -61,6 +63,7 @@ class SelfMetrics:
         self.leader = Gauge(
             "promscaler_autoscaler_leader", "1 while this instance is the leader.", registry=r
         )
+        register_asyncio_tasks(r, prefix="promscaler_autoscaler")
 
 
 async def start_health_server(

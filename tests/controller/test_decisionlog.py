@@ -100,7 +100,7 @@ def test_a_disk_that_stops_answering_never_blocks_a_pass(tmp_path):
     for _ in range(50):
         decide(doc)
     assert time.monotonic() - started < 2.0  # 50 decisions, none waiting on the stuck write
-    assert sink.dropped >= 50 - 5 - 1  # the queue holds 5, the writer thread holds 1
+    assert sink.dropped >= 50 - 2 * 5  # the queue holds 5, the stuck writer one batch of <= 5
     gate.set()
     sink.close()
     assert sink.written == 50 - sink.dropped
