@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 __all__ = [
     "DecisionLog",
@@ -34,6 +34,7 @@ __all__ = [
     "logged",
     "read_log",
     "replay",
+    "replay_stream",
     "settings_from",
 ]
 
@@ -159,19 +160,44 @@ class Mismatch:
 
 
 def replay(entries: list[JSON], *, command: list[str] | None = None) -> list[Mismatch]:
-    """Run the documents through `promscaler-autoscaler decide --jsonl`; the entries whose
-    result differs, compared as JSON text (so NaN equals NaN). An entry with `error` matches a
-    replayed `{"error": ...}` with the same text."""
+    """The entries whose result `promscaler-autoscaler decide --jsonl` does not reproduce."""
+    return list(replay_stream(entries, command=command))
+
+
+def replay_stream(
+    entries: Iterable[JSON], *, command: list[str] | None = None
+) -> Iterator[Mismatch]:
+    """Feed the documents to `decide --jsonl` and compare its answers with the logged results
+    as they come, compared as JSON text (so NaN equals NaN); an entry with `error` matches a
+    replayed `{"error": ...}` with the same text. Streams: a log of any size fits."""
     cmd = command or [sys.executable, "-m", "autoscaler", "decide", "--jsonl"]
-    stdin = "".join(_dumps(e["document"]) + "\n" for e in entries)
-    out = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=True).stdout
-    lines = out.splitlines()
-    mismatches = []
-    for i, (entry, line) in enumerate(zip(entries, lines, strict=True)):
-        want = _dumps(entry["result"]) if "result" in entry else _dumps({"error": entry["error"]})
-        if want != line:
-            mismatches.append(Mismatch(i, str(entry["document"].get("now")), want, line))
-    return mismatches
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    # (index, now, wanted) of each document sent, in order; bounded so memory stays flat
+    sent: queue.Queue[tuple[int, str, str] | None] = queue.Queue(maxsize=10_000)
+
+    def feed(stdin: IO[str]) -> None:
+        try:
+            for i, e in enumerate(entries):
+                want = _dumps(e["result"]) if "result" in e else _dumps({"error": e["error"]})
+                sent.put((i, str(e["document"].get("now")), want))
+                stdin.write(_dumps(e["document"]) + "\n")
+        finally:
+            sent.put(None)
+            stdin.close()
+
+    feeder = threading.Thread(target=feed, args=(proc.stdin,), daemon=True)
+    feeder.start()
+    with proc, proc.stdout as answers:
+        for line in answers:
+            item = sent.get()
+            if item is None:
+                break
+            index, now, want = item
+            if want != line.rstrip("\n"):
+                yield Mismatch(index, now, want, line.rstrip("\n"))
+        feeder.join()
 
 
 def add_flags(parser: argparse.ArgumentParser, *, positive_int: Callable[[str], int]) -> None:

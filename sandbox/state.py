@@ -3,7 +3,7 @@
 The file is one JSON document: the store's resourceVersion, every object, and the two CAs (so a
 client's kubeconfig, an APIService's trust and a front-proxy certificate stay valid across the
 restart). It is written atomically (a temporary file renamed over it) when the store changed,
-every `interval` seconds and on a clean stop; a SIGKILLed sandbox loses at most that interval.
+every 5 seconds, and on a clean stop; a SIGKILLed sandbox loses at most the last 5 seconds.
 
 After a restart, a watch resumed from a resourceVersion before the restart gets 410 Expired and
 relists, as after a real API server restart whose watch cache starts at the current revision.
@@ -55,6 +55,10 @@ def snapshot(store: Store, cas: dict[str, CertKey]) -> dict[str, Any]:
         name: {"cert": ca.cert_pem.decode(), "key": ca.key_pem.decode()} for name, ca in cas.items()
     }
     return {"version": VERSION, "resourceVersion": store.rv, "objects": objects, "cas": pems}
+
+
+def _encode_and_write(path: Path, doc: dict[str, Any]) -> None:
+    write(path, json.dumps(doc, separators=(",", ":")).encode())
 
 
 def write(path: Path, data: bytes) -> None:
@@ -113,9 +117,11 @@ async def save_loop(store: Store, path: Path, cas: dict[str, CertKey], interval:
     while True:
         if store.rv != saved:
             saved = store.rv
-            data = json.dumps(snapshot(store, cas), separators=(",", ":")).encode()
+            # stored objects are never mutated, so the thread may encode them while the loop
+            # goes on (the encoder holds the GIL, but the loop gets its turns between)
+            doc = snapshot(store, cas)
             try:
-                await asyncio.to_thread(write, path, data)
+                await asyncio.to_thread(_encode_and_write, path, doc)
             except OSError as err:
                 log.warning("state file %s not written: %s", path, err)
         await asyncio.sleep(interval)
@@ -124,7 +130,7 @@ async def save_loop(store: Store, path: Path, cas: dict[str, CertKey], interval:
 class Keeper:
     """The state file of one sandbox: load at start, save as the store changes, save at stop."""
 
-    def __init__(self, path: Path | None, *, interval: float = 1.0) -> None:
+    def __init__(self, path: Path | None, *, interval: float = 5.0) -> None:
         self.path = path  # None: nothing is kept
         self.interval = interval  # seconds between saves of a changed store
         self._task: asyncio.Task[None] | None = None

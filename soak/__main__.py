@@ -11,10 +11,11 @@ import os
 import random
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autoscaler.decisionlog import read_log, replay
+from autoscaler.decisionlog import read_log, replay_stream
 
 from . import checks
 from .bundle import Timing
@@ -103,24 +104,29 @@ def _console() -> logging.Handler:
 
 def evaluate(record: Record, options: Options) -> bool:
     logs = [options.out / "run" / f"decisions-{i}.jsonl" for i in range(2)]
-    per_replica = [list(read_log(_with_rotated(path))) for path in logs]
-    entries = per_replica[0] + per_replica[1]
+    files = [_with_rotated(path) for path in logs]
+
+    def entries() -> Iterator[dict[str, Any]]:  # read again for each check: an hour is GBs
+        return read_log(files[0] + files[1])
+
     t = options.timing
+    down = checks.no_scale_down_on_failed_metric(entries())
+    bounds = checks.bounds_in_log(entries())
     found = [
-        checks.no_scale_down_on_failed_metric(entries),
-        checks.bounds_in_log(entries),
+        down,
+        bounds,
         checks.bounds_observed(record.observed),
         checks.single_writer(record.writes, min_gap=t.lease_duration - t.renew_deadline),
         checks.adapter_answers(record.probes, timeout=t.prometheus_timeout),
-        _replay(entries),
-        _converged(record, per_replica),
+        _replay(entries()),
+        _converged(record, files),
         _exits(record),
     ]
     resources, slopes = checks.resource_slopes(
         record.samples, warmup=PROCESS_WARMUP, judge_after=JUDGE_AFTER
     )
     found.append(resources)
-    text = table(found, counts(record, entries), slopes)
+    text = table(found, counts(record, passes=down.looked_at, rescales=bounds.looked_at), slopes)
     ok = all(c.breaches == 0 for c in found)
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     header = f"soak {stamp}: {options.seconds / 60:g} min, seed {options.seed}, "
@@ -141,22 +147,27 @@ def _with_rotated(path: Path) -> list[Path]:
     return [*rotated, path] if path.exists() else rotated
 
 
-def _replay(entries: list[dict[str, Any]]) -> checks.Check:
+def _replay(entries: Iterator[dict[str, Any]]) -> checks.Check:
     check = checks.Check("decide --jsonl replays every logged pass exactly")
-    check.looked_at = len(entries)
-    for m in replay(entries) if entries else []:
+
+    def counted() -> Iterator[dict[str, Any]]:
+        for e in entries:
+            check.looked_at += 1
+            yield e
+
+    for m in replay_stream(counted()):
         check.breach(
             f"pass {m.index} at {m.now}: logged {m.logged[:80]} replayed {m.replayed[:80]}"
         )
     return check
 
 
-def _converged(record: Record, per_replica: list[list[dict[str, Any]]]) -> checks.Check:
+def _converged(record: Record, files: list[list[Path]]) -> checks.Check:
     if not record.final or not record.leader.startswith("autoscaler-"):
         check = checks.Check("converged to the core's answer after the last fault")
         check.breach(f"no final state read (leader {record.leader!r})")
         return check
-    entries = per_replica[int(record.leader[-1])]
+    entries = read_log(files[int(record.leader[-1])])
     settled = datetime.datetime.fromtimestamp(record.settled_at, datetime.UTC)
     # a pass in the last second may not have written yet when the replicas were read
     read = datetime.datetime.fromtimestamp(record.final_at - 1.0, datetime.UTC)

@@ -34,11 +34,10 @@ def table(
     return "\n".join(lines)
 
 
-def counts(record: Record, entries: list[dict[str, Any]]) -> dict[str, Any]:
+def counts(record: Record, *, passes: int, rescales: int) -> dict[str, Any]:
     kinds = Counter(kind for _, _, kind in record.faults)
-    rescales = sum(1 for e in entries if (e.get("result") or {}).get("rescale"))
     return {
-        "passes (decision log, both replicas)": len(entries),
+        "passes (decision log, both replicas)": passes,
         "rescales decided": rescales,
         "/scale writes seen by the sandbox": len(record.writes),
         "faults by kind": ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none",
