@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sandbox.promfaults import PromFaultPlan, PromFaultProxy
 from tests.controller.stack import FAST, Stack, e2e_stack, eventually, external_metric, target_ref
 
 pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
@@ -114,3 +115,45 @@ async def test_latency_and_refused_connections_delay_but_never_break_scaling(sta
 async def _reason(st: Stack, type_: str, reason: str) -> dict[str, Any] | None:
     cond = await st.condition("worker", type_)
     return cond if cond.get("reason") == reason else None
+
+
+async def test_prometheus_nan_and_hangs_hold_replicas_and_scaling_resumes(tmp_path):
+    """Through the fault proxy: NaN answers (the adapter's 404) and hangs past the adapter's
+    timeout (its 503) are failed metrics; replicas hold in both directions, then follow again."""
+    proxy = PromFaultProxy(upstream="http://127.0.0.1:9")  # the stack's Prometheus, below
+    await proxy.start()
+
+    def through_proxy(url: str) -> str:
+        proxy.upstream = url
+        return proxy.url
+
+    try:
+        async with e2e_stack(tmp_path, adapter_prometheus=through_proxy) as st:
+            if st.prometheus is None:
+                pytest.skip("needs the sandbox stack's own Prometheus behind the fault proxy")
+            await st.queue("jobs", 55)
+            await worker(st)
+            async with st.controller():
+                await eventually(lambda: replicas_are(st, "worker", 6), timeout=15, what="6")
+                for kind, queue, then in (("nan", 12, 2), ("hang", 55, 6)):
+                    proxy.set(PromFaultPlan(seed=1, rates={kind: 1.0}, hang_seconds=30))
+                    await st.queue("jobs", queue)
+                    await eventually(
+                        lambda: _metric_failed(st), timeout=15, what=f"failed metric ({kind})"
+                    )
+                    held = await st.replicas("worker")
+                    await asyncio.sleep(4)  # past the 3 s windows: no rescale on a failed metric
+                    assert await st.replicas("worker") == held
+                    proxy.set(PromFaultPlan())
+                    await eventually(
+                        lambda w=then: replicas_are(st, "worker", w), timeout=20, what=f"{then}"
+                    )
+                assert proxy.injected["nan"] > 0
+                assert proxy.injected["hang"] > 0
+    finally:
+        await proxy.stop()
+
+
+async def _metric_failed(st: Stack) -> bool:
+    cond = await st.condition("worker", "ScalingActive")
+    return cond.get("reason") == "FailedGetExternalMetric"

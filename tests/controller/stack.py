@@ -304,7 +304,11 @@ def _start_adapter(
 
 
 @contextlib.asynccontextmanager
-async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
+async def e2e_stack(
+    tmp: Path, *, adapter_prometheus: Callable[[str], str] | None = None
+) -> AsyncIterator[Stack]:
+    """`adapter_prometheus(url)`: the URL the adapter reads instead of the sandbox stack's
+    Prometheus at `url` (a fault proxy in front of it); metrics are still written to `url`."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -338,8 +342,9 @@ async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
         async with Sandbox(SandboxConfig(pod_ready_delay=0.2, availability_interval=0.5)) as sb:
             kube = await connect(str(sb.kubeconfig))
             try:
+                read_from = adapter_prometheus(prom.url) if adapter_prometheus else prom.url
                 adapter, port = _start_adapter(
-                    tmp, sb.kubeconfig, prom.url, sb.pki.requestheader_ca_file
+                    tmp, sb.kubeconfig, read_from, sb.pki.requestheader_ca_file
                 )
                 await _register_adapter(kube, port)
                 stack = Stack(sb.kubeconfig, kube, prom, prom.url, tmp=tmp)
