@@ -299,3 +299,25 @@ async def test_a_restarted_sandbox_keeps_its_objects_and_cas(sandbox_factory, tm
         assert events[0]["type"] == "ERROR"
     finally:
         await http.close()
+
+
+@pytest.mark.parametrize(
+    ("config", "state", "message"),
+    [
+        ("faults: {errors: [{code: 404}]}\n", None, "faults.errors[0].code"),
+        ("faults: {}\n", "{not json", "cannot read the state"),
+    ],
+    ids=["bad-plan", "bad-state-file"],
+)
+def test_serve_refuses_a_bad_plan_or_state_file_with_exit_2(
+    tmp_path, capsys, config, state, message
+):
+    from sandbox.__main__ import main
+
+    (tmp_path / "c.yaml").write_text(config)
+    argv = ["serve", "--kubeconfig", str(tmp_path / "k"), "--config", str(tmp_path / "c.yaml")]
+    if state is not None:
+        (tmp_path / "s.json").write_text(state)
+        argv += ["--state-file", str(tmp_path / "s.json")]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
