@@ -164,3 +164,20 @@ async def test_a_running_controller_logs_every_pass_and_the_log_replays(tmp_path
 
 async def _replicas(st: Any, want: int) -> bool:
     return bool(await st.replicas("worker") == want)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": None, "b": [1, 2.5, "é"]},
+        {"ratio": float("nan"), "limit": float("inf"), "x": None},
+        {"big": 2**70},
+        {"tiny": 1e-05},
+    ],
+    ids=["null", "non-finite-kept", "int-beyond-64-bits", "float-text"],
+)
+def test_the_fast_encoder_loses_nothing(value):
+    from autoscaler.decisionlog import _encode
+
+    text = _encode(value)
+    assert json.dumps(json.loads(text)) == json.dumps(value)  # NaN and Infinity survive
