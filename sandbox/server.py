@@ -431,6 +431,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return await serve_resource(request, sb.rest, info, user)
     except errors.ApiError as err:
         return error_response(err)
+    except ConnectionResetError:
+        raise  # the client went away (a killed process): nobody to answer, nothing to log
     except Exception as err:  # a bug here must still answer with a Status, never a traceback
         log.exception("internal error on %s %s", request.method, request.path)
         return error_response(
