@@ -30,6 +30,7 @@ from adapter.reload import RuleReloader, read_rules
 from adapter.server import logs
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS
+from common.runtimemetrics import register_asyncio_tasks
 
 log = logging.getLogger("adapter")
 
@@ -41,6 +42,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
     from adapter.kube import KubeAuth, KubeClient, KubeObjects  # kubernetes-asyncio is heavy
 
     registry = CollectorRegistry()
+    register_asyncio_tasks(registry, prefix="promscaler_adapter")
     async with contextlib.AsyncExitStack() as stack:
         lister_client = KubeClient(options.lister_kubeconfig)
         stack.push_async_callback(lister_client.close)

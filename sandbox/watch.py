@@ -37,6 +37,8 @@ class WatchOptions:
     poll: float = 1.0  # seconds between checks that the client is still there
     # each event's object as the client asked for it (a Table for kubectl get -w), else JSON
     render: Callable[[Obj], bytes] | None = None
+    max_events: int = 0  # end the stream after this many change events (0: never; faults)
+    expire: bool = False  # answer a resume with 410 Expired whatever the history (faults)
 
 
 def _line(kind: str, encoded_object: bytes) -> bytes:
@@ -126,6 +128,8 @@ async def serve_watch(
                         backlog.append(event)
             except TooOld as err:
                 expired = str(err)
+            if options.expire:
+                expired = str(TooOld(start_rv, store.rv))
         snapshot_rv = store.rv
         response = web.StreamResponse(
             status=200,
@@ -179,6 +183,7 @@ async def _follow(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + options.timeout
     last_sent = loop.time()
+    sent = 0
     while not (sub.overflowed or sub.ended):
         now = loop.time()
         if now >= deadline:
@@ -205,6 +210,10 @@ async def _follow(
                 # the object of a change is immutable: encode it once for all watchers
                 data = options.render(obj) if options.render else None
                 lines.append(_line(event[0], data or _encoded(change, event[0], obj)))
+        if options.max_events and sent + len(lines) >= options.max_events:
+            await stream.response.write(b"".join(lines[: options.max_events - sent]))
+            return  # cut, as a proxy or an API server restart would
+        sent += len(lines)
         if lines:
             await stream.response.write(b"".join(lines))  # one TLS record for a burst
             last_sent = loop.time()

@@ -355,12 +355,18 @@ def _start_adapter(
 
 @contextlib.asynccontextmanager
 async def e2e_stack(
-    tmp: Path, *, adapter_args: tuple[str, ...] = (), resource_metrics: bool = False
+    tmp: Path,
+    *,
+    adapter_args: tuple[str, ...] = (),
+    resource_metrics: bool = False,
+    adapter_prometheus: Callable[[str], str] | None = None,
 ) -> AsyncIterator[Stack]:
     """The stack; `adapter_args` are extra flags for the sandbox's adapter (ignored on a real
     cluster, whose adapter the chart runs); `resource_metrics` (sandbox only) adds two nodes, the
     simulated cAdvisor writing into the Prometheus, and the adapter serving metrics.k8s.io from
-    RESOURCE_RULES."""
+    RESOURCE_RULES; `adapter_prometheus(url)`: the URL the adapter reads instead of the sandbox
+    stack's Prometheus at `url` (a fault proxy in front of it); metrics are still written to
+    `url`."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -401,10 +407,11 @@ async def e2e_stack(
         async with Sandbox(config) as sb:
             kube = await connect(str(sb.kubeconfig))
             try:
+                read_from = adapter_prometheus(prom.url) if adapter_prometheus else prom.url
                 adapter, port = _start_adapter(
                     tmp,
                     sb.kubeconfig,
-                    prom.url,
+                    read_from,
                     sb.pki.requestheader_ca_file,
                     adapter_args,
                     resource=resource_metrics,
