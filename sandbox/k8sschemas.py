@@ -1,7 +1,7 @@
 """The Kubernetes object schemas of one pinned release, in OpenAPI v2 form.
 
 They come from the JSON-schema copy of upstream's `swagger.json` definitions that the
-kubernetes-validate package ships (`kubernetes-json-schema/v1.32.0-local/_definitions.json`),
+kubernetes-validate package ships (`kubernetes-json-schema/v1.37.0-local/_definitions.json`),
 turned back into the OpenAPI shape kube-apiserver serves: one `type` per schema instead of
 `[type, "null"]`, `#/definitions/...` references, int-or-string and quantity as upstream writes
 them, and without the `apiVersion`/`kind` enums that the JSON-schema copy adds. Loaded once per
@@ -17,7 +17,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-PINNED = "v1.32.0"  # the release /version reports; the schemas must match what kubectl expects
+# v1.37, the newest release kubernetes-validate ships: the sandbox's HPA semantics are 1.37's
+# (behavior tolerances, HPAScaleToZero), and a v1.32 schema would drop `behavior.*.tolerance`
+# as an unknown field. /version still says v1.32, the kubectl this machine has (skew policy).
+PINNED = "v1.37.0"
 _PACKAGE = "kubernetes_validate"
 _PATH = f"kubernetes-json-schema/{PINNED}-local/_definitions.json"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
