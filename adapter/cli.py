@@ -17,6 +17,8 @@ from adapter.prometheus import PrometheusOptions
 from adapter.server.tls import GO_CIPHERS, TLS13_SUITES, TLS_VERSIONS, TLSOptions
 
 PROG = "promscaler-adapter"
+BATCH_WINDOW = 5.0  # seconds: a third of the HPA's 15 s sync period, under any usual scrape
+# interval (15 s-1 m), so a shared namespace-wide answer is at most one scrape behind
 
 
 class _Parser(argparse.ArgumentParser):
@@ -133,6 +135,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="reuse an identical query's result this long; 0 disables "
         "(identical concurrent requests still share one query)",
+    )
+    g.add_argument(
+        "--batch-window",
+        type=_duration,
+        default=BATCH_WINDOW,
+        metavar="DURATION",
+        help="answer Pods and Object metric requests from one namespace-wide query per metric, "
+        "shared for this long by every request in the namespace, whatever objects it names "
+        "(External requests with the same query share it likewise); so Prometheus sees one "
+        "query per metric and namespace instead of one per HPA. Default 5s: a third of the "
+        "HPA's 15s sync period, and shorter than any usual scrape interval, so a shared "
+        "answer is at most one scrape behind; 0 disables (one query per request)",
     )
 
     g = parser.add_argument_group("Prometheus")
@@ -273,6 +287,7 @@ class AdapterOptions:
     relist_interval: float  # seconds
     max_age: float  # seconds
     cache_ttl: float  # seconds; 0 disables
+    batch_window: float  # seconds a namespace-wide answer is shared; 0: no batching
     prometheus: PrometheusOptions
     tls: TLSOptions
     bind_address: str
@@ -329,6 +344,7 @@ def parse_args(argv: list[str] | None = None) -> AdapterOptions:
         relist_interval=ns.metrics_relist_interval,
         max_age=ns.metrics_max_age or default_max_age(ns.metrics_relist_interval),
         cache_ttl=ns.cache_ttl,
+        batch_window=ns.batch_window,
         prometheus=prometheus,
         tls=tls,
         bind_address=ns.bind_address,

@@ -88,6 +88,7 @@ async def make_stack(
     cache_ttl: float = 0.0,
     timeout: float = 2.0,
     verb: str = "GET",
+    batch_window: float = 0.0,
 ) -> Stack:
     registry = CollectorRegistry()
     client = PrometheusClient(
@@ -108,6 +109,7 @@ async def make_stack(
         lister=lister,
         cache=cache,
         registry=registry,
+        batch_window=batch_window,
     )
     return Stack(client, discovery, provider, cache, registry)
 
