@@ -89,11 +89,11 @@ async def make_stack(
     timeout: float = 2.0,
     verb: str = "GET",
     batch_window: float = 0.0,
+    compression: str = "auto",
 ) -> Stack:
     registry = CollectorRegistry()
-    client = PrometheusClient(
-        PrometheusOptions(url=url, timeout=timeout, verb=verb), registry=registry
-    )
+    options = PrometheusOptions(url=url, timeout=timeout, verb=verb, compression=compression)
+    client = PrometheusClient(options, registry=registry)
     engine = load_engine(rules, source="test-rules", resolver=STATIC_RESOLVER)
     discovery = Discovery(
         SingleBackend(client),
