@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.errors import PrometheusUnavailable
+from adapter.errors import MetricNotFound, PrometheusUnavailable
 from adapter.rules.batching import batch_obstacle
 from adapter.rules.config import load_rules
 from adapter.rules.resources import STATIC_RESOLVER
@@ -151,8 +151,28 @@ async def test_batched_answers_equal_unbatched(prometheus: PrometheusServer, req
                 abs((g.timestamp - e.timestamp).total_seconds()) <= 5
                 for g, e in zip(got, expected, strict=True)
             )
+            pod = min(pods)  # one object by name (an Object-metric-shaped request)
+            named = await asyncio.gather(
+                *(_by_name(stack, metric, pod, args) for stack in (plain, batched))
+            )
+            assert named[0] == named[1]
     finally:
         await asyncio.gather(plain.close(), batched.close())
+
+
+async def _by_name(stack, metric: str, pod: str, args: dict) -> tuple | str:
+    """A named object's (value, window), or the error's code when it has none (404)."""
+    try:
+        value = await stack.provider.custom_metric_by_name(
+            PODS_INFO,
+            metric,
+            namespace=args["namespace"],
+            name=pod,
+            metric_selector=args["metric_selector"],
+        )
+    except MetricNotFound as err:
+        return f"{err.code} {err}"
+    return (value.value, value.window_seconds)
 
 
 def _requests(count: int, seed: int) -> list[tuple[str, str, str]]:
