@@ -4,6 +4,8 @@ identical to one query per request, and a rule that mixes objects is never batch
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,10 +15,13 @@ from adapter.errors import MetricNotFound, PrometheusUnavailable
 from adapter.rules.batching import batch_obstacle
 from adapter.rules.config import load_rules
 from adapter.rules.resources import STATIC_RESOLVER
+from adapter.server.app import build_app
+from adapter.server.tls import ServingTLS, TLSOptions
 from common.selectors import parse_selector
 from sandbox.prometheus import PrometheusServer
 from tests.adapter.fakes import FakeLister
 from tests.adapter.stack import make_stack, series
+from tests.adapter.test_tls_and_kubectl import kubeconfig, kubectl, serve
 from tests.support.prometheus import remote_write
 
 PODS_INFO = STATIC_RESOLVER.resolve("pods")
@@ -249,3 +254,34 @@ async def test_a_failed_batch_is_not_shared(prometheus: PrometheusServer) -> Non
         assert all(answers)
     finally:
         await stack.close()
+
+
+async def test_the_real_kubectl_reads_batched_answers(prometheus: PrometheusServer, tmp_path):
+    """kubectl get --raw with two pod selectors and one pod by name, over HTTPS: each body holds
+    its own pods, and Prometheus' query log has one query for the three."""
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed")
+    await remote_write(prometheus.url, _data())
+    stack = await make_stack(prometheus.url, lister=_lister(), rules=RULES, batch_window=5.0)
+    await stack.discover()
+    tls = ServingTLS(TLSOptions(cert_dir=str(tmp_path / "certs")))
+    runner, port = await serve(build_app(stack.provider), tls.context)
+    config = kubeconfig(tmp_path / "kubeconfig", port)
+    base = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/beta/pods"
+    try:
+        bodies = []
+        for path in (
+            f"{base}/*/load?labelSelector=tier%3Da",
+            f"{base}/*/load?labelSelector=tier%3Db",
+            f"{base}/web-4/load",
+        ):
+            code, out, err = await kubectl(config, "get", "--raw", path)
+            assert code == 0, err
+            bodies.append(json.loads(out)["items"])
+    finally:
+        await runner.cleanup()
+        await stack.close()
+    names = [[item["describedObject"]["name"] for item in items] for items in bodies]
+    assert names == [["web-0", "web-3", "web-6", "web-9"], ["web-1", "web-4", "web-7"], ["web-4"]]
+    assert bodies[2][0]["value"] == "104250m"  # 100 x namespace index + pod index + 0.25
+    assert _metric_queries(prometheus) == ['sum(load{namespace="beta",pod!=""}) by (pod)']
