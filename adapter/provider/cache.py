@@ -25,7 +25,8 @@ class CacheMetrics:
     def __init__(self, registry: CollectorRegistry | None) -> None:
         self.hits = Counter(
             "promscaler_adapter_cache_hits_total",
-            "Metric queries answered from the result cache or by joining one in flight.",
+            "Metric queries answered from the result cache (kind cached), from a batch window's "
+            "shared answer (batched) or by joining one in flight (coalesced).",
             ["kind"],
             registry=registry,
         )
@@ -66,12 +67,13 @@ class ResultCache(Generic[V]):
         """The cached value for `key`, or the result of `fetch()`, shared by concurrent callers;
         `ttl` (seconds) overrides the cache's for this key (batched queries keep theirs for
         the batch window)."""
+        kind = "cached" if ttl is None else "batched"
         ttl = self._ttl if ttl is None else ttl
         if ttl > 0:
             hit = self._done.get(key)
             if hit is not None and hit[0] > self._clock():
                 self._done.move_to_end(key)
-                self.metrics.hits.labels("cached").inc()
+                self.metrics.hits.labels(kind).inc()
                 return hit[1]
         flying = self._flying.get(key)
         if flying is not None:

@@ -232,6 +232,13 @@ async def test_query_log_shows_one_query_per_metric_and_namespace(
     assert all(answers)
     if batch_window:
         assert len(logged) == 4, logged
+        # the second burst is answered from the first's batches, and says so on /metrics
+        assert (
+            stack.registry.get_sample_value(
+                "promscaler_adapter_cache_hits_total", {"kind": "batched"}
+            )
+            == 30
+        )
         assert all('pod!=""' in q for q in logged)  # never a pod=~"a|b|..." regex (no 414)
     else:  # one query per distinct request of each burst (identical ones coalesce)
         assert len(logged) == len(set(requests[:30])) + len(set(requests[30:])) <= most
