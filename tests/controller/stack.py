@@ -291,12 +291,12 @@ def _start_adapter(
         str(front_ca),
         "--authorization-mode",
         "AlwaysAllow",
+        "--batch-window",
+        "500ms",  # well under the tests' 1 s sync periods, as 5 s is under 15 s
         "--metrics-relist-interval",
         "1s",
         "--metrics-max-age",
         "30m",  # a series stays known long after its last sample
-        "--batch-window",
-        "500ms",  # well under the tests' 1 s sync periods, as 5 s is under 15 s
     ]
     with (tmp / "adapter.log").open("ab") as out:
         proc = subprocess.Popen(
