@@ -82,6 +82,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             lister=objects,
             cache=cache,
             registry=registry,
+            batch_window=options.batch_window,
         )
         resources = ResourceMetricsProvider(
             rules=engine.config.resource_rules,

@@ -51,6 +51,7 @@ def backend_options(backend: Backend, *, defaults: PrometheusOptions) -> Prometh
         insecure_skip_verify=tls.insecure_skip_verify,
         basic_auth=basic,
         query_parameters=dict(backend.query_parameters),
+        compression=backend.compression or defaults.compression,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import ipaddress
 import json
 import logging
 import os
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 import aiohttp
 import yaml
@@ -39,9 +41,9 @@ IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 IN_CLUSTER_CA = Path("/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
 
 
-@dataclass(frozen=True)
-class Sample:
-    """One element of an instant vector: labels, sample time (unix seconds) and value."""
+class Sample(NamedTuple):
+    """One element of an instant vector: labels, sample time (unix seconds) and value (a
+    NamedTuple: built per series of every answer, where a frozen dataclass cost showed)."""
 
     labels: Mapping[str, str]
     timestamp: float
@@ -65,6 +67,7 @@ class PrometheusOptions:
     insecure_skip_verify: bool = False  # from an auth config or a backend's tls that asks for it
     basic_auth: tuple[str, str] | None = field(default=None, repr=False)  # (user, password)
     query_parameters: Mapping[str, str] = field(default_factory=dict)  # added to every call
+    compression: str = "auto"  # gzip, none, or auto: none on loopback, else gzip
 
 
 class _TokenSource:
@@ -284,6 +287,7 @@ def _resolve_auth(options: PrometheusOptions) -> _Auth:
         basic = basic or kc.basic
         if kc.token and not token_file:
             headers.setdefault("Authorization", f"Bearer {kc.token}")
+    headers.setdefault("Accept-Encoding", accept_encoding(options.compression, options.url))
     if basic is not None:
         raw = f"{basic[0]}:{basic[1]}".encode()
         headers.setdefault("Authorization", "Basic " + base64.b64encode(raw).decode())
@@ -295,6 +299,27 @@ def _resolve_auth(options: PrometheusOptions) -> _Auth:
     if options.url.startswith("https") or ca_file or cert:
         context = _ssl_context(ca_file=ca_file, cert=cert, key=key, insecure=insecure)
     return _Auth(headers, _TokenSource(token_file) if token_file else None, context)
+
+
+COMPRESSIONS = ("auto", "gzip", "none")
+
+
+def accept_encoding(compression: str, url: str) -> str:
+    """The Accept-Encoding asked of a backend. gzip shrinks a 100-pod answer about 10x, which
+    pays across a network; on loopback it only costs: decompressing was ~15% of a request's
+    CPU and bytes cost nothing there, so `auto` asks for gzip unless the host is loopback."""
+    if compression == "auto":
+        host = urlsplit(url).hostname or ""
+        loopback = host == "localhost" or _is_loopback(host)
+        compression = "none" if loopback else "gzip"
+    return "identity" if compression == "none" else "gzip"
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name: only `localhost` is known to be local
+        return False
 
 
 def _ssl_context(

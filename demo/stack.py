@@ -186,6 +186,7 @@ async def running_stack(
                 f"--authentication-kubeconfig={workdir / 'adapter.kubeconfig'}",
                 f"--authorization-kubeconfig={workdir / 'adapter.kubeconfig'}",
                 "--cache-ttl=500ms",
+                "--batch-window=500ms",  # well under the demo's short sync periods
                 "-v=2",
             ],
         )  # fmt: skip

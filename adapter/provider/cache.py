@@ -25,7 +25,8 @@ class CacheMetrics:
     def __init__(self, registry: CollectorRegistry | None) -> None:
         self.hits = Counter(
             "promscaler_adapter_cache_hits_total",
-            "Metric queries answered from the result cache or by joining one in flight.",
+            "Metric queries answered from the result cache (kind cached), from a batch window's "
+            "shared answer (batched) or by joining one in flight (coalesced).",
             ["kind"],
             registry=registry,
         )
@@ -60,41 +61,47 @@ class ResultCache(Generic[V]):
         self._flying: dict[Hashable, asyncio.Future[V]] = {}
         self.metrics = CacheMetrics(registry)
 
-    async def get(self, key: Hashable, fetch: Callable[[], Awaitable[V]]) -> V:
-        """The cached value for `key`, or the result of `fetch()`, shared by concurrent callers."""
-        if self._ttl > 0:
+    async def get(
+        self, key: Hashable, fetch: Callable[[], Awaitable[V]], *, ttl: float | None = None
+    ) -> V:
+        """The cached value for `key`, or the result of `fetch()`, shared by concurrent callers;
+        `ttl` (seconds) overrides the cache's for this key (batched queries keep theirs for
+        the batch window)."""
+        kind = "cached" if ttl is None else "batched"
+        ttl = self._ttl if ttl is None else ttl
+        if ttl > 0:
             hit = self._done.get(key)
             if hit is not None and hit[0] > self._clock():
                 self._done.move_to_end(key)
-                self.metrics.hits.labels("cached").inc()
+                self.metrics.hits.labels(kind).inc()
                 return hit[1]
         flying = self._flying.get(key)
         if flying is not None:
             self.metrics.hits.labels("coalesced").inc()
             # shield: one waiter's cancellation must not cancel the shared call
             return await asyncio.shield(flying)
-        return await self._fetch(key, fetch)
+        return await self._fetch(key, fetch, ttl)
 
-    async def _fetch(self, key: Hashable, fetch: Callable[[], Awaitable[V]]) -> V:
+    async def _fetch(self, key: Hashable, fetch: Callable[[], Awaitable[V]], ttl: float) -> V:
         self.metrics.misses.inc()
         # the call runs as its own task so the first caller's cancellation (a client that
         # went away) does not fail the others waiting on it
         task: asyncio.Task[V] = asyncio.ensure_future(fetch())
         self._flying[key] = task
         self.metrics.in_flight.inc()
-        task.add_done_callback(lambda t: self._landed(key, t))
+        task.add_done_callback(lambda t: self._landed(key, t, ttl))
         return await asyncio.shield(task)
 
-    def _landed(self, key: Hashable, task: asyncio.Task[V]) -> None:
+    def _landed(self, key: Hashable, task: asyncio.Task[V], ttl: float) -> None:
         self._flying.pop(key, None)
         self.metrics.in_flight.dec()
         if not task.cancelled() and task.exception() is None:
-            self._store(key, task.result())
+            self._store(key, task.result(), ttl)
 
-    def _store(self, key: Hashable, value: V) -> None:
-        if self._ttl <= 0:
+    def _store(self, key: Hashable, value: V, ttl: float) -> None:
+        if ttl <= 0:
             return
-        self._done[key] = (self._clock() + self._ttl, value)
+        self._done[key] = (self._clock() + ttl, value)
         self._done.move_to_end(key)
         while len(self._done) > self._max:
             self._done.popitem(last=False)

@@ -45,6 +45,7 @@ class EmptyPlanner:
         namespace: str | None,
         names: Sequence[str],
         metric_selector: Selector,
+        batch: bool = False,
     ) -> PreparedQuery | None:
         return None
 

@@ -28,6 +28,7 @@ class PreparedQuery:
     resource_label: str | None = None  # custom: the label whose value names the object
     window_seconds: int | None = None  # the rule query's range (e.g. [2m] -> 120), if any
     backend: str = DEFAULT_BACKEND  # the backend whose client answers it
+    batched: bool = False  # custom: namespace-wide, shared by requests for other objects
 
 
 class PrometheusAPI(Protocol):
@@ -80,9 +81,11 @@ class QueryPlanner(Protocol):
         namespace: str | None,
         names: Sequence[str],
         metric_selector: Selector,
+        batch: bool = False,
     ) -> PreparedQuery | None:
         """The query for `metric` of objects `names` (not empty) of `resource`; None when that
-        metric was not discovered for the resource.
+        metric was not discovered for the resource. `batch`: one namespace-wide query for any
+        `names` when the rule allows it (`adapter.rules.batching`; marked `batched`).
         Raises adapter.errors.BadRequest for a selector that cannot be translated."""
         ...
 

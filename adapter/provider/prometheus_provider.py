@@ -50,8 +50,12 @@ class PrometheusProvider:
         lister: ObjectLister,
         cache: ResultCache[object],
         registry: CollectorRegistry | None = None,
+        batch_window: float = 0.0,
     ) -> None:
         self._backends = backends
+        # seconds a namespace-wide (batched) custom answer or an external answer is shared by
+        # later requests; 0: batching off, each request its own query (identical ones coalesce)
+        self._batch_window = batch_window
         self._discovery = discovery
         self._resolver = resolver
         self._lister = lister
@@ -123,7 +127,12 @@ class PrometheusProvider:
         metric_selector: Selector,
     ) -> list[MetricValue]:
         query = self._discovery.planner.custom_query(
-            resource, metric, namespace=namespace, names=names, metric_selector=metric_selector
+            resource,
+            metric,
+            namespace=namespace,
+            names=names,
+            metric_selector=metric_selector,
+            batch=self._batch_window > 0,
         )
         if query is None:
             raise MetricNotFound.for_resource(metric, str(resource.group_resource))
@@ -133,6 +142,7 @@ class PrometheusProvider:
             await self._cache.get(
                 ("custom", query.backend, label, query.promql),
                 lambda: self._fetch_custom(query, label),
+                ttl=self._batch_window if query.batched else None,
             ),
         )
         selector = None if metric_selector.empty else metric_selector
@@ -167,7 +177,11 @@ class PrometheusProvider:
         points = cast(
             list[tuple[Mapping[str, str], datetime, str]],
             await self._cache.get(
-                ("external", query.backend, query.promql), lambda: self._fetch_external(query)
+                ("external", query.backend, query.promql),
+                lambda: self._fetch_external(query),
+                # the same PromQL (metric, selector, and namespace unless `namespaced: false`)
+                # is the same answer: share it for the batch window
+                ttl=self._batch_window or None,
             ),
         )
         return [

@@ -18,6 +18,7 @@ from adapter.rules import (
     index_series,
     load_rules,
 )
+from adapter.rules.batching import batch_obstacle
 from adapter.rules.config import SeriesCall
 from adapter.rules.resources import STATIC_RESOLVER, ResourceInfo, ResourceResolver
 from common.selectors import Selector
@@ -49,14 +50,17 @@ class RulesPlanner:
         namespace: str | None,
         names: Sequence[str],
         metric_selector: Selector,
+        batch: bool = False,
     ) -> PreparedQuery | None:
-        key = (resource, metric, namespace, tuple(names), metric_selector)
-        cached = self._queries.get(key)
-        if cached is not None:
-            return cached
         source = self._index.find_custom(resource.group_resource, metric)
         if source is None:
             return None
+        # a batched query is the same for every object set: one memo entry per namespace
+        batched = batch and bool(namespace) and batch_obstacle(source.rule) is None
+        key = (resource, metric, namespace, None if batched else tuple(names), metric_selector)
+        cached = self._queries.get(key)
+        if cached is not None:
+            return cached
         query = build_custom_query(
             source,
             resource=resource,
@@ -64,9 +68,10 @@ class RulesPlanner:
             names=names,
             metric_selector=metric_selector,
             resolver=self._resolver,
+            whole_namespace=batched,
         )
         prepared = PreparedQuery(
-            query.promql, query.resource_label, query.window_seconds, source.rule.backend
+            query.promql, query.resource_label, query.window_seconds, source.rule.backend, batched
         )
         if len(self._queries) >= MEMO_SIZE:
             self._queries.clear()  # crude but bounded; HPAs ask the same few questions

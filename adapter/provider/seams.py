@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from adapter.rules.resources import GroupResource, ResourceInfo
 from common.selectors import Selector
@@ -40,9 +40,10 @@ class ExternalMetricInfo:
     metric: str
 
 
-@dataclass(frozen=True)
-class ObjectReference:
-    """`describedObject`: the Kubernetes object a custom metric value describes."""
+class ObjectReference(NamedTuple):
+    """`describedObject`: the Kubernetes object a custom metric value describes. A NamedTuple,
+    not a frozen dataclass: one is built per item of every answer, and a frozen dataclass'
+    `__init__` (one `object.__setattr__` per field) showed in the hot path's profile."""
 
     kind: str
     name: str
@@ -50,9 +51,9 @@ class ObjectReference:
     namespace: str = ""  # "" for cluster-scoped objects
 
 
-@dataclass(frozen=True)
-class MetricValue:
-    """One custom metric value, ready to render as a v1beta1 or v1beta2 item."""
+class MetricValue(NamedTuple):
+    """One custom metric value, ready to render as a v1beta1 or v1beta2 item (a NamedTuple
+    for the same reason as ObjectReference)."""
 
     described_object: ObjectReference
     metric: str

@@ -74,6 +74,7 @@ class Backend:
     tls: BackendTLS = BackendTLS()
     timeout: float | None = None  # seconds per query; None: --prometheus-timeout
     query_parameters: tuple[tuple[str, str], ...] = ()  # added to every call (Thanos: dedup)
+    compression: str = ""  # gzip, none or auto (Accept-Encoding); "": the flag's
 
     @property
     def header_names(self) -> tuple[str, ...]:
@@ -81,7 +82,16 @@ class Backend:
 
 
 _KEYS = frozenset(
-    {"url", "headers", "bearerTokenFile", "basicAuth", "tls", "timeout", "queryParameters"}
+    {
+        "url",
+        "headers",
+        "bearerTokenFile",
+        "basicAuth",
+        "tls",
+        "timeout",
+        "queryParameters",
+        "compression",
+    }
 )
 
 
@@ -116,7 +126,18 @@ def _backend(name: str, value: Any, place: Place) -> Backend:
         tls=_tls(raw.get("tls"), place / "tls"),
         timeout=_timeout(raw.get("timeout"), place / "timeout"),
         query_parameters=_parameters(raw.get("queryParameters"), place / "queryParameters"),
+        compression=_compression(raw.get("compression"), place / "compression"),
     )
+
+
+COMPRESSIONS = ("auto", "gzip", "none")  # as adapter.prometheus.COMPRESSIONS (pure: no import)
+
+
+def _compression(value: Any, place: Place) -> str:
+    text = string(value, place)
+    if text and text not in COMPRESSIONS:
+        raise place.error(f"must be one of {', '.join(COMPRESSIONS)}, not {text!r}")
+    return text
 
 
 def _url(value: Any, place: Place) -> str:

@@ -99,12 +99,16 @@ def build_custom_query(
     metric_selector: Selector,
     resolver: ResourceResolver,
     max_names_bytes: int = MAX_NAMES_BYTES,
+    whole_namespace: bool = False,
 ) -> CustomQuery:
     """The PromQL for `source`'s metric of objects `names` of `resource` in `namespace`.
 
     `namespace` is None (or "") for cluster-scoped resources; `names` must not be empty (a
     wildcard that matched no object needs no query). Raises BadRequest for selector input
-    PromQL cannot express, RuleQueryError when the rule cannot render.
+    PromQL cannot express, RuleQueryError when the rule cannot render. `whole_namespace`
+    (batching): match every object of the namespace (`label!=""`) whatever `names` are, so
+    requests with different object sets share one query; `names_filter` is then None and the
+    caller keeps the objects it asked for.
     """
     if not names:
         raise ValueError("build_custom_query needs at least one object name")
@@ -122,7 +126,10 @@ def build_custom_query(
     unique = sorted(set(names))
     union = regex_union(unique)
     names_filter = None
-    if len(unique) == 1:
+    if whole_namespace and namespace:
+        matchers.append(Matcher(resource_label, "!=", ""))
+        union = ".+"
+    elif len(unique) == 1:
         matchers.append(Matcher(resource_label, "=", unique[0]))
     elif len(union.encode()) <= max_names_bytes:
         matchers.append(Matcher(resource_label, "=~", union))

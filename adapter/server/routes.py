@@ -7,7 +7,6 @@ and every 404 is decided in one readable place.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aiohttp import web
@@ -15,6 +14,7 @@ from aiohttp import web
 from adapter.errors import BadRequest, MethodNotAllowed, MetricNotFound, NotFound
 from adapter.provider.seams import MetricsProvider
 from adapter.server import documents as docs
+from adapter.server.encoding import dumps
 from adapter.server.responses import ResponseCache
 from common.selectors import EVERYTHING, Operator, Selector, SelectorError, parse_selector
 
@@ -24,8 +24,9 @@ ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
+    # charset as `text=` set it before: the Content-Type header is unchanged too
     return web.Response(
-        status=status, text=json.dumps(body, separators=(",", ":")), content_type="application/json"
+        status=status, body=dumps(body), content_type="application/json", charset="utf-8"
     )
 
 

@@ -88,11 +88,12 @@ async def make_stack(
     cache_ttl: float = 0.0,
     timeout: float = 2.0,
     verb: str = "GET",
+    batch_window: float = 0.0,
+    compression: str = "auto",
 ) -> Stack:
     registry = CollectorRegistry()
-    client = PrometheusClient(
-        PrometheusOptions(url=url, timeout=timeout, verb=verb), registry=registry
-    )
+    options = PrometheusOptions(url=url, timeout=timeout, verb=verb, compression=compression)
+    client = PrometheusClient(options, registry=registry)
     engine = load_engine(rules, source="test-rules", resolver=STATIC_RESOLVER)
     discovery = Discovery(
         SingleBackend(client),
@@ -108,6 +109,7 @@ async def make_stack(
         lister=lister,
         cache=cache,
         registry=registry,
+        batch_window=batch_window,
     )
     return Stack(client, discovery, provider, cache, registry)
 

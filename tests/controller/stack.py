@@ -340,6 +340,8 @@ def _start_adapter(
         str(front_ca),
         "--authorization-mode",
         "AlwaysAllow",
+        "--batch-window",
+        "500ms",  # well under the tests' 1 s sync periods, as 5 s is under 15 s
         "--metrics-relist-interval",
         "1s",
         "--metrics-max-age",

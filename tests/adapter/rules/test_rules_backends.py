@@ -161,7 +161,7 @@ BAD = [
     pytest.param(
         _file("  thanos: {url: 'http://x', proxyUrl: 'http://p'}"),
         "config: backends.thanos.proxyUrl: unknown key 'proxyUrl' (allowed: basicAuth, "
-        "bearerTokenFile, headers, queryParameters, timeout, tls, url)",
+        "bearerTokenFile, compression, headers, queryParameters, timeout, tls, url)",
         id="unknown-key",
     ),
 ]

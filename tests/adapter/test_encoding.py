@@ -1,0 +1,77 @@
+"""The response encoder (orjson) writes the standard library's bytes, over random documents
+and over random metric answers rendered the way the handlers render them."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapter.provider.seams import ExternalMetricValue, MetricValue, ObjectReference
+from adapter.server import documents as docs
+from adapter.server.encoding import dumps
+from common.selectors import parse_selector
+
+
+def _old(body: object) -> bytes:
+    """What the handlers sent before: `json.dumps(..., separators=(",", ":"))` as UTF-8."""
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400)
+@given(JSON)
+def test_any_float_free_document_encodes_to_the_old_bytes(body: object) -> None:
+    assert dumps(body) == _old(body)
+
+
+NAMES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12)
+STAMPS = st.integers(0, 4_000_000_000).map(lambda s: datetime.fromtimestamp(s, tz=UTC))
+VALUES = st.builds(
+    MetricValue,
+    st.builds(ObjectReference, st.just("Pod"), NAMES, st.just("v1"), NAMES),
+    NAMES,
+    STAMPS,
+    st.sampled_from(["0", "1500m", "42", "-3", "12345678901234567890", "1e3"]),
+    st.none() | st.integers(1, 3600),
+    st.sampled_from([None, parse_selector("a=b"), parse_selector("tier in (x,y),!gone")]),
+)
+EXTERNAL = st.builds(
+    ExternalMetricValue,
+    NAMES,
+    STAMPS,
+    st.sampled_from(["0", "250m", "7"]),
+    st.dictionaries(NAMES, NAMES, max_size=3),
+    st.none() | st.integers(1, 3600),
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(VALUES, max_size=8), st.sampled_from(["v1beta1", "v1beta2"]))
+def test_custom_metric_answers_are_byte_identical(values, version) -> None:
+    body = docs.metric_value_list(values, version)
+    assert dumps(body) == _old(body)
+
+
+@settings(max_examples=200)
+@given(st.lists(EXTERNAL, max_size=8))
+def test_external_metric_answers_are_byte_identical(values) -> None:
+    body = docs.external_value_list(values)
+    assert dumps(body) == _old(body)
+
+
+def test_non_ascii_text_keeps_the_old_escapes() -> None:
+    body = {"metricLabels": {"city": "Zürich", "emoji": "\U0001f600"}}
+    assert (
+        dumps(body)
+        == _old(body)
+        == b'{"metricLabels":{"city":"Z\\u00fcrich","emoji":"\\ud83d\\ude00"}}'
+    )
