@@ -15,7 +15,11 @@ import pytest
 from sandbox.promfaults import PromFaultPlan, PromFaultProxy
 from tests.controller.stack import FAST, Stack, e2e_stack, eventually, external_metric, target_ref
 
-pytestmark = [pytest.mark.e2e, pytest.mark.prometheus]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.prometheus,
+    pytest.mark.sandbox_only("the sandbox's fault plan (PUT /sandbox/faults) and fault proxy"),
+]
 
 
 @pytest.fixture

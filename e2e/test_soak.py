@@ -17,12 +17,15 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SEED = 42  # a fixed schedule in CI; `SOAK_SEED=... make soak` replays any other
 
-pytestmark = [pytest.mark.e2e, pytest.mark.prometheus, pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.prometheus,
+    pytest.mark.timeout(600),
+    pytest.mark.sandbox_only("the sandbox's fault plan, write audit and --state-file restarts"),
+]
 
 
 def test_soak_short_form_holds_every_invariant(tmp_path):
-    if os.environ.get("PROMSCALER_E2E_KUBECONFIG"):
-        pytest.skip("the soak needs the sandbox's fault plan, audit and restarts")
     out = tmp_path / "soak"
     proc = subprocess.run(
         [sys.executable, "-m", "soak", "--minutes", "3", "--seed", str(SEED), "--out", str(out)],
