@@ -127,6 +127,10 @@ ExternalMetricStatus: metric=1:MetricIdentifier current=2:MetricValueStatus
 ContainerResourceMetricStatus: name=1 current=2:MetricValueStatus container=3
 MetricValueStatus: value=1:quantity averageValue=2:quantity averageUtilization=3?:int
 HPACondition: type=1 status=2 lastTransitionTime=3:time reason=4 message=5
+ServiceAccount: metadata=1:ObjectMeta secrets=2*:ObjectReference
+  imagePullSecrets=3*:LocalObjectReference automountServiceAccountToken=4?:bool
+ObjectReference: kind=1 namespace=2 name=3 uid=4 apiVersion=5 resourceVersion=6 fieldPath=7
+LocalObjectReference: name=1
 Role: metadata=1:ObjectMeta rules=2*:PolicyRule
 ClusterRole: metadata=1:ObjectMeta rules=2*:PolicyRule aggregationRule=3:AggregationRule
 AggregationRule: clusterRoleSelectors=1*:LabelSelector
@@ -149,6 +153,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("v1", "Namespace"): "Namespace",
     ("v1", "ConfigMap"): "ConfigMap",
     ("v1", "Secret"): "Secret",
+    ("v1", "ServiceAccount"): "ServiceAccount",
     ("batch/v1", "Job"): "Job",
     ("autoscaling/v1", "HorizontalPodAutoscaler"): "HPAv1",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "HPAv2",

@@ -52,6 +52,7 @@ CASES = {
         r"job.batch/j created\n",
         needs=("batch", "v1", "jobs", "Job"),
     ),
+    "create-serviceaccount": _case("create serviceaccount app", r"serviceaccount/app created\n"),
     "create-role": _case(
         "create role r --verb=get,list --resource=pods",
         r"role.rbac.authorization.k8s.io/r created\n",
