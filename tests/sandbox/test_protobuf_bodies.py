@@ -27,8 +27,8 @@ def _envelope(api_version, kind, body):
 
 def test_every_type_the_table_names_is_described():
     table = protomessages.messages()
-    for kind in protomessages.KINDS:
-        assert kind in table
+    for top in protomessages.KINDS.values():
+        assert top in table
     for name, fields in table.items():
         for number, (field, _, kind, _) in fields.items():
             assert kind in _SCALARS or kind in table, f"{name}.{field}={number}: {kind}"
@@ -97,6 +97,90 @@ def test_service_ports(body, want):
     assert decoded["spec"]["ports"] == [want]
 
 
+def _scale_target(kind, name, api_version):
+    return _bytes(1, _string(1, kind) + _string(2, name) + _string(3, api_version))
+
+
+def test_a_job_as_kubectl_create_job_sends_it():
+    container = _msg(_string(1, "j"), _string(2, "busybox"), _bytes(8, b""))
+    pod_spec = _bytes(2, container) + _string(3, "Never")
+    spec = _msg(_bytes(6, _bytes(1, b"") + _bytes(2, pod_spec)), _int(7, 0))
+    body = _envelope("batch/v1", "Job", _msg(_bytes(1, _string(1, "j")), _bytes(2, spec)))
+    assert protobuf.decode(body) == {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {
+            "backoffLimit": 0,  # a pointer: an explicit 0 stays
+            "template": {
+                "spec": {
+                    "containers": [{"name": "j", "image": "busybox"}],
+                    "restartPolicy": "Never",
+                }
+            },
+        },
+    }
+
+
+# the same kind's message differs per version: v1 has a CPU target, v2 a metrics list
+_HPA_CASES = [
+    pytest.param(
+        "autoscaling/v1",
+        _int(2, 1) + _int(3, 3) + _int(4, 80),
+        {"minReplicas": 1, "maxReplicas": 3, "targetCPUUtilizationPercentage": 80},
+        id="v1",
+    ),
+    pytest.param(
+        "autoscaling/v2",
+        _int(2, 0)
+        + _int(3, 3)
+        + _bytes(
+            4,
+            _string(1, "Resource")
+            + _bytes(4, _string(1, "cpu") + _bytes(2, _string(1, "Utilization") + _int(4, 80))),
+        )
+        + _bytes(5, _bytes(2, _int(3, 300) + _string(1, "Max"))),
+        {
+            "minReplicas": 0,
+            "maxReplicas": 3,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 80},
+                    },
+                }
+            ],
+            "behavior": {"scaleDown": {"stabilizationWindowSeconds": 300, "selectPolicy": "Max"}},
+        },
+        id="v2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("api_version", "fields", "want"), _HPA_CASES)
+def test_horizontal_pod_autoscalers_per_version(api_version, fields, want):
+    spec = _scale_target("Deployment", "web", "apps/v1") + fields
+    body = _envelope(api_version, "HorizontalPodAutoscaler", _bytes(2, spec))
+    decoded = protobuf.decode(body)
+    ref = {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}
+    assert decoded["spec"] == {"scaleTargetRef": ref, **want}
+
+
+def test_a_v1_hpa_field_is_not_read_with_the_v2_message():
+    # field 4 is targetCPUUtilizationPercentage in v1 but the metrics list in v2
+    body = _envelope("autoscaling/v2", "HorizontalPodAutoscaler", _bytes(2, _int(4, 80)))
+    with pytest.raises(protobuf.ProtobufError):
+        protobuf.decode(body)
+
+
+def test_a_kind_outside_the_table_names_its_version():
+    body = _envelope("batch/v1", "CronJob", b"")
+    with pytest.raises(protobuf.ProtobufError, match="batch/v1 'CronJob' are not supported"):
+        protobuf.decode(body)
+
+
 def test_a_field_the_table_does_not_know_is_refused_not_dropped():
     spec = _bytes(2, _int(99, 1))
     with pytest.raises(protobuf.ProtobufError, match="field 99 of ServiceSpec is not known"):
@@ -128,3 +212,40 @@ async def test_the_imperative_creates_that_send_protobuf(kubectl):
     assert services["web"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 8080}]
     assert services["api"]["ports"][0]["name"] == "80-8080"
     await kubectl("rollout", "status", "deployment/web", "--timeout=20s")
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_job_hpa_rbac_and_pdb_bodies_arrive_whole(kubectl):
+    await kubectl("create", "deployment", "web", "--image=nginx:1")
+    await kubectl("create", "job", "j", "--image=busybox", "--", "echo", "hi")
+    await kubectl("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=60")
+    await kubectl("create", "role", "r", "--verb=get,list", "--resource=pods,deployments.apps")
+    await kubectl("create", "rolebinding", "rb", "--role=r", "--serviceaccount=default:app")
+    await kubectl("create", "pdb", "p", "--selector=app=web", "--min-available=0")
+    _, out, _ = await kubectl("get", "job", "j", "-o", "json")
+    container = json.loads(out)["spec"]["template"]["spec"]["containers"][0]
+    assert (container["image"], container["command"]) == ("busybox", ["echo", "hi"])
+    _, out, _ = await kubectl("get", "hpa.v2.autoscaling", "web", "-o", "json")
+    spec = json.loads(out)["spec"]
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (2, 5)
+    assert spec["scaleTargetRef"] == {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}
+    assert spec["metrics"][0]["resource"]["target"]["averageUtilization"] == 60
+    _, out, _ = await kubectl("get", "role", "r", "-o", "json")
+    rules = json.loads(out)["rules"]
+    assert {(tuple(r["apiGroups"]), tuple(r["resources"])) for r in rules} == {
+        (("",), ("pods",)),
+        (("apps",), ("deployments",)),
+    }
+    _, out, _ = await kubectl("get", "rolebinding", "rb", "-o", "json")
+    binding = json.loads(out)
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "app", "namespace": "default"}
+    ]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": "r",
+    }
+    _, out, _ = await kubectl("get", "pdb", "p", "-o", "json")
+    assert json.loads(out)["spec"]["minAvailable"] == 0  # a pointer: an explicit 0 stays

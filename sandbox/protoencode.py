@@ -1,0 +1,159 @@
+"""Protobuf responses (`application/vnd.kubernetes.protobuf`) encoded from the message table.
+
+A client that lists the protobuf media type first in Accept (client-go's typed clients with a
+protobuf content config send `application/vnd.kubernetes.protobuf, application/json`) gets
+protobuf for objects and lists of the kinds `protomessages.KINDS` describes: `k8s\\x00` and a
+runtime.Unknown (1 TypeMeta {1 apiVersion, 2 kind}, 2 raw message, 3 contentEncoding, 4
+contentType). Anything the table cannot encode whole (a field it lacks, a custom resource, a
+Status, a Table, a watch stream) stays JSON, which such clients accept too; a field is never
+dropped to make an object fit.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from aiohttp import web
+
+from common.kubetime import parse_time
+from sandbox import protomessages
+from sandbox.protobuf import MAGIC
+
+MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+_TYPE_META = ("apiVersion", "kind")  # in the envelope, not in the message
+_LIST_META = {"selfLink": 1, "resourceVersion": 2, "continue": 3, "remainingItemCount": 4}
+
+
+class CannotEncode(ValueError):
+    """The object has something the table does not describe: answer JSON instead."""
+
+
+def _varint(value: int) -> bytes:
+    value &= (1 << 64) - 1  # negative int64s are ten-byte two's complement
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _int(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value)
+
+
+def _fields_by_name(message: str) -> dict[str, tuple[int, bool, str]]:
+    table = protomessages.messages()[message]
+    return {name: (number, rep, kind) for number, (name, rep, kind, _) in table.items()}
+
+
+def encode_message(message: str, obj: dict[str, Any]) -> bytes:
+    """`obj` (JSON) as `message`, fields in number order as Go writes them."""
+    by_name = _fields_by_name(message)
+    parts: list[tuple[int, bytes]] = []
+    for key, value in obj.items():
+        if key not in by_name:
+            raise CannotEncode(f"{message} has no field {key!r} in the table")
+        number, repeated, kind = by_name[key]
+        listed = repeated and kind not in ("map", "qmap", "bmap")
+        if listed and not isinstance(value, list):
+            raise CannotEncode(f"{message}.{key} is not a list")
+        values = value if listed else [value]
+        parts.append((number, b"".join(_value(number, kind, v) for v in values)))
+    return b"".join(payload for _, payload in sorted(parts, key=lambda p: p[0]))
+
+
+def _value(number: int, kind: str, value: Any) -> bytes:
+    if value is None:
+        return b""  # null is an absent field
+    if kind in ("int", "bool"):
+        if not isinstance(value, int):
+            raise CannotEncode(f"field {number}: {value!r} is not an integer")
+        return _int(number, int(value))
+    if kind == "string":
+        return _field(number, str(value).encode())
+    if kind == "bytes":
+        return _field(number, base64.b64decode(value))
+    if kind in ("map", "qmap", "bmap"):
+        if not isinstance(value, dict):
+            raise CannotEncode(f"field {number}: {value!r} is not a map")
+        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}[kind]
+        return b"".join(
+            _field(number, _field(1, k.encode()) + _value(2, inner, v))
+            for k, v in sorted(value.items())  # Go writes map entries sorted by key
+        )
+    return _field(number, _special(kind, value))
+
+
+def _special(kind: str, value: Any) -> bytes:
+    if kind == "quantity":
+        return _field(1, str(value).encode())
+    if kind == "intstr":  # 1 type (0 int, 1 string), 2 intVal, 3 strVal
+        if isinstance(value, str):
+            return _int(1, 1) + _field(3, value.encode())
+        return _int(1, 0) + _int(2, int(value))
+    if kind == "time":  # 1 seconds, 2 nanos
+        return _int(1, int(parse_time(str(value)).timestamp()))
+    if not isinstance(value, dict):
+        raise CannotEncode(f"{kind}: {value!r} is not an object")
+    return encode_message(kind, value)
+
+
+def encode(doc: dict[str, Any]) -> bytes:
+    """A JSON object or list of a kind in the table, as the protobuf envelope."""
+    api_version, kind = str(doc.get("apiVersion", "")), str(doc.get("kind", ""))
+    body = {k: v for k, v in doc.items() if k not in _TYPE_META}
+    item_kind = kind.removesuffix("List") if kind.endswith("List") else ""
+    top = protomessages.message_for(api_version, item_kind or kind)
+    if top is None:
+        raise CannotEncode(f"{api_version} {kind} is not in the table")
+    raw = _list(top, body) if item_kind else encode_message(top, body)
+    type_meta = _field(1, api_version.encode()) + _field(2, kind.encode())
+    return MAGIC + _field(1, type_meta) + _field(2, raw)
+
+
+def _list(top: str, body: dict[str, Any]) -> bytes:
+    meta = body.get("metadata") or {}
+    if set(body) - {"metadata", "items"} or set(meta) - set(_LIST_META):
+        raise CannotEncode("a list field the table does not describe")
+    meta_raw = b"".join(
+        _int(n, int(meta[k])) if k == "remainingItemCount" else _field(n, str(meta[k]).encode())
+        for k, n in _LIST_META.items()
+        if k in meta
+    )
+    items = b"".join(
+        _field(2, encode_message(top, {k: v for k, v in item.items() if k not in _TYPE_META}))
+        for item in body.get("items") or []
+    )
+    return _field(1, meta_raw) + items
+
+
+def wants_protobuf(accept: str) -> bool:
+    """The client lists protobuf first (kubectl and most clients list JSON first, or only)."""
+    first = accept.split(",")[0].split(";")[0].strip().lower()
+    return first == MEDIA_TYPE
+
+
+def negotiate(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    """The JSON `response` as protobuf when the client prefers it and the table covers it."""
+    if not wants_protobuf(request.headers.get("Accept", "")):
+        return response
+    if not isinstance(response, web.Response) or response.content_type != "application/json":
+        return response
+    body = response.body
+    if not isinstance(body, bytes) or response.status >= 300:
+        return response  # a Status stays JSON, as client-go reads errors either way
+    try:
+        data = encode(json.loads(body))
+    except (CannotEncode, ValueError, TypeError, KeyError, AttributeError):
+        return response
+    out = web.Response(body=data, status=response.status, content_type=MEDIA_TYPE)
+    for name in response.headers.getall("Warning", []):
+        out.headers.add("Warning", name)
+    return out
