@@ -12,11 +12,15 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, cast
 
+from autoscaler.conflicts import TargetIndex
 from autoscaler.controller import Controller, ControllerConfig
-from autoscaler.kube import KubeCluster, connect
+from autoscaler.kube import KubeCluster, KubeError, connect
+from autoscaler.kube.client import KubeClient
 from autoscaler.kube.cluster import AUTOSCALERS
+from autoscaler.kube.discovery import Discovery
 from autoscaler.kube.informer import Informer
 from autoscaler.kube.lease import LeaderElector, LeaseConfig
+from autoscaler.kube.targets import TargetWatcher
 from autoscaler.reconcile import ControllerOptions, Reconciler
 from autoscaler.selfmetrics import SelfMetrics, serving_context, start_health_server
 
@@ -24,6 +28,7 @@ __all__ = ["Informers", "Settings", "serve"]
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+HPA_API = "autoscaling/v2"  # the HPA version whose objects may hold a target (controls.md)
 
 
 @dataclass(frozen=True)
@@ -45,11 +50,15 @@ class Informers:
     """One Autoscaler informer per watched namespace (or one for all); `objects` merges them."""
 
     def __init__(
-        self, kube: Any, namespaces: tuple[str, ...], on_event: Callable[[str, JSON], None]
+        self,
+        kube: Any,
+        namespaces: tuple[str, ...],
+        on_event: Callable[[str, JSON], None],
+        *,
+        group: str = AUTOSCALERS,
+        plural: str = "autoscalers",
     ):
-        paths = [f"{AUTOSCALERS}/namespaces/{ns}/autoscalers" for ns in namespaces] or [
-            f"{AUTOSCALERS}/autoscalers"
-        ]
+        paths = [f"{group}/namespaces/{ns}/{plural}" for ns in namespaces] or [f"{group}/{plural}"]
         self.informers = [Informer(kube, p, on_event=on_event) for p in paths]
 
     @property
@@ -76,11 +85,19 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     kube = await connect(settings.kubeconfig, request_timeout=settings.request_timeout)
     cluster = KubeCluster(kube)
     metrics = SelfMetrics()
-    reconciler = Reconciler(cluster, options=settings.options, decide=_decide())
+    index = TargetIndex()
+    reconciler = Reconciler(cluster, options=settings.options, decide=_decide(), index=index)
     holder: list[Controller] = []
     store = Informers(kube, settings.namespaces, lambda k, o: holder[0].on_event(k, o))
-    controller = Controller(reconciler, store, config=settings.controller, metrics=metrics)
+    controller = Controller(
+        reconciler, store, config=settings.controller, metrics=metrics, index=index
+    )
     holder.append(controller)
+    targets = TargetWatcher(kube, controller.on_drift)
+    controller.holder = targets
+    hpas = await _hpa_informers(
+        kube, cluster.discovery, settings.namespaces, controller.on_hpa_event
+    )
     runner = None
     if settings.metrics_port:
         tls = None
@@ -93,7 +110,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
             ready=store.synced,
             ssl_context=tls,
         )
-    for informer in store.informers:
+    for informer in [*store.informers, *hpas]:
         informer.start()
     elector_task = None
     try:
@@ -111,12 +128,34 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
         await controller.stop()
         if elector_task is not None:
             await elector_task
-        for informer in store.informers:
+        for informer in [*store.informers, *hpas]:
             await informer.stop()
+        await targets.close()
         await cluster.close()
         if runner is not None:
             await runner.cleanup()
         await kube.close()
+
+
+async def _hpa_informers(
+    kube: KubeClient,
+    discovery: Discovery,
+    namespaces: tuple[str, ...],
+    on_event: Callable[[str, JSON], None],
+) -> list[Informer]:
+    """Watch autoscaling/v2 HPAs for conflicts, where the cluster serves them; where it does
+    not (or discovery fails), that half of the conflict check is skipped, and the log says so."""
+    try:
+        found = await discovery.find(HPA_API, "HorizontalPodAutoscaler")
+    except KubeError as e:
+        log.warning("HPA conflict check off: discovery of %s failed: %s", HPA_API, e)
+        return []
+    if found is None:
+        log.info("HPA conflict check off: the cluster does not serve %s HPAs", HPA_API)
+        return []
+    return Informers(
+        kube, namespaces, on_event, group=found.api_path, plural=found.plural
+    ).informers
 
 
 async def _synced_or_stopped(store: Informers, stop: asyncio.Event) -> None:

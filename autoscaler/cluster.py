@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Cluster", "ClusterError", "Scale"]
+__all__ = ["Cluster", "ClusterError", "Scale", "failure"]
 
 JSON = dict[str, Any]
 
@@ -22,6 +22,12 @@ class ClusterError(Exception):
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+def failure(reason: str, message: str) -> JSON:
+    """The metric entry of a metric that could not be had this pass: the document's
+    `{"error": ...}`, and `reason`, a CamelCase word that labels the failure counter."""
+    return {"error": message, "reason": reason}
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@
 - A failed pass backs off per object (1s doubling up to the sync period), never globally.
 - Only the leader reconciles (with leader election on); losing the lease stops the workers at
   once, so a follower never writes.
+- Conflicts: every Autoscaler and HPA event updates the index of scalers by target; when the
+  claims on a target change (one deleted, one added), its Autoscalers are reconciled at once,
+  so deleting the one that acts hands control to the next within a pass.
+- Pause annotations are read at once too: they change no generation.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from autoscaler.conflicts import HPA, TargetIndex, TargetKey
 from autoscaler.queue import WorkQueue
-from autoscaler.reconcile import Outcome, Reconciler
+from autoscaler.reconcile import PAUSE_ANNOTATIONS, Outcome, Reconciler
 from autoscaler.selfmetrics import SelfMetrics
 
 __all__ = ["Controller", "ControllerConfig", "key_of"]
@@ -48,6 +53,14 @@ class Store(Protocol):
     def objects(self) -> dict[str, JSON]: ...
 
 
+class Holder(Protocol):
+    """Watches held targets (`autoscaler.kube.targets.TargetWatcher`)."""
+
+    def hold(self, key: str, scale_path: str, replicas: int) -> None: ...
+
+    def release(self, key: str) -> None: ...
+
+
 def key_of(obj: JSON) -> str:
     meta = obj.get("metadata", {})
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
@@ -63,6 +76,7 @@ class Controller:
         metrics: SelfMetrics | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         monotonic: Callable[[], float] = time.monotonic,
+        index: TargetIndex | None = None,
     ) -> None:
         self._reconciler = reconciler
         self._store = store
@@ -71,6 +85,8 @@ class Controller:
         self._clock = clock
         self._monotonic = monotonic
         self.queue = WorkQueue(clock=monotonic)
+        self.index = index if index is not None else TargetIndex()
+        self.holder: Holder | None = None  # set by the app once the watcher exists
         self._generations: dict[str, Any] = {}
         self._failures: dict[str, int] = {}
         self._workers: list[asyncio.Task[None]] = []
@@ -86,14 +102,44 @@ class Controller:
             self.queue.forget(key)
             self._generations.pop(key, None)
             self._failures.pop(key, None)
+            meta = obj.get("metadata", {})
+            self.metrics.forget(str(meta.get("namespace", "")), str(meta.get("name", "")))
+            if self.holder is not None:
+                self.holder.release(key)
+            self._reconciler.forget(key)
+            self._wake(self.index.remove("Autoscaler", obj))
         else:
-            generation = obj.get("metadata", {}).get("generation")
-            if self._generations.get(key, object()) != generation:
-                self._generations[key] = generation
+            self._wake(self.index.update("Autoscaler", obj), skip=key)
+            meta = obj.get("metadata", {})
+            pause = tuple((meta.get("annotations") or {}).get(a) for a in PAUSE_ANNOTATIONS)
+            seen = (meta.get("generation"), pause)
+            if self._generations.get(key, object()) != seen:
+                self._generations[key] = seen
                 self._failures.pop(key, None)
                 if self.leading:  # a follower only remembers; leading starts a full round
-                    self.queue.add(key, urgent=True)  # new or spec changed: at once
+                    self.queue.add(key, urgent=True)  # new, spec or pause changed: at once
         self.metrics.autoscalers.set(len(self._store.objects))
+
+    def on_hpa_event(self, kind: str, obj: JSON) -> None:
+        """An autoscaling/v2 HPA was added, modified or deleted (HPA informer callback)."""
+        if kind == "DELETED":
+            self._wake(self.index.remove(HPA, obj))
+        else:
+            self._wake(self.index.update(HPA, obj))
+
+    def on_drift(self, key: str) -> None:
+        """A held target's replicas moved (target watch): repair it now."""
+        if self.leading and key in self._store.objects:
+            self.queue.add(key, urgent=True)
+
+    def _wake(self, targets: set[TargetKey], *, skip: str = "") -> None:
+        """Reconcile at once the Autoscalers of targets whose claims changed."""
+        if not self.leading:
+            return
+        for target in targets:
+            for key in self.index.claimants(target, "Autoscaler"):
+                if key != skip and key in self._store.objects:
+                    self.queue.add(key, urgent=True)
 
     def set_leading(self, leading: bool) -> None:
         """Start the workers on gaining leadership, cancel them on losing it."""
@@ -115,6 +161,9 @@ class Controller:
             ]
         else:
             self._end_term()
+            if self.holder is not None:  # a follower repairs nothing
+                for key in list(self._store.objects):
+                    self.holder.release(key)
 
     def _end_term(self) -> list[asyncio.Task[None]]:
         """Stop this term's workers: they check the term on every loop too, because a library
@@ -174,6 +223,16 @@ class Controller:
         """Record the outcome; return when this autoscaler is due next (seconds) and whether
         that pass goes in the fast lane (a target asleep at zero)."""
         self.metrics.decisions.labels(outcome.reason).inc()
+        for reason in outcome.metric_failures:
+            self.metrics.metric_failures.labels(reason).inc()
+        if outcome.snapshot is not None:
+            namespace, _, name = key.partition("/")
+            self.metrics.observe(namespace, name, outcome.snapshot)
+        if self.holder is not None:
+            if outcome.held is None:
+                self.holder.release(key)
+            else:
+                self.holder.hold(key, *outcome.held)
         if outcome.rescaled:
             self.metrics.scale_writes.labels("success").inc()
         if outcome.reason == "FailedUpdateScale":

@@ -25,7 +25,12 @@ PROG = "promscaler-autoscaler decide"
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, description="Decide one autoscaling step (see docs/decision-document.md)."
+        prog=PROG,
+        description=(
+            "Decide one autoscaling step (see docs/decision-document.md): the upstream HPA "
+            "decision, with the Autoscaler's controls (pause annotations, activation, "
+            "scaleToZero, fallback, schedules, conflict) around it when the document has them."
+        ),
     )
     p.add_argument(
         "--jsonl",

@@ -13,11 +13,15 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-from autoscaler.cluster import Cluster, ClusterError, Scale
-from autoscaler.statusview import reference, set_condition, targets
-from common.kubetime import format_time, parse_time
+from autoscaler.cluster import Cluster, ClusterError, Scale, failure
+from autoscaler.conflicts import Claim, describe, target_key
+from autoscaler.options import ControllerOptions, with_default_metrics
+from autoscaler.selfmetrics import Snapshot
+from autoscaler.statusview import set_condition, snapshot
+from autoscaler.statuswrite import StatusWriter, failed_update
+from common.kubetime import format_time
 
 __all__ = ["ControllerOptions", "Outcome", "Reconciler"]
 
@@ -28,28 +32,14 @@ NEEDS_PODS = frozenset({"Resource", "ContainerResource", "Pods"})
 WARNING, NORMAL = "Warning", "Normal"
 
 
-@dataclass(frozen=True)
-class ControllerOptions:
-    """kube-controller-manager's HPA flags, passed to the core as the document's `controller`."""
+PAUSED, PAUSED_REPLICAS = "promscaler.dev/paused", "promscaler.dev/paused-replicas"
+PAUSE_ANNOTATIONS = (PAUSED, PAUSED_REPLICAS)
 
-    tolerance: float = 0.1  # ratio; --horizontal-pod-autoscaler-tolerance
-    cpu_initialization_period: float = 300.0  # seconds; upstream default 5m
-    initial_readiness_delay: float = 30.0  # seconds; upstream default 30s
-    downscale_stabilization: float = 300.0  # seconds; upstream default 5m
-    scale_to_zero: bool = True  # the HPAScaleToZero behaviour, always on here
-    # seconds: how stale the persisted recommendation timestamps may get when nothing else
-    # changed; every pass refreshes them, and writing each pass would cost one status write
-    # per autoscaler per sync period
-    history_refresh: float = 60.0
 
-    def document(self) -> JSON:
-        return {
-            "tolerance": self.tolerance,
-            "cpuInitializationPeriodSeconds": int(self.cpu_initialization_period),
-            "initialReadinessDelaySeconds": int(self.initial_readiness_delay),
-            "downscaleStabilizationSeconds": int(self.downscale_stabilization),
-            "scaleToZero": self.scale_to_zero,
-        }
+class Conflicts(Protocol):
+    """Who holds a target (`autoscaler.conflicts.TargetIndex`)."""
+
+    def holder(self, obj: Mapping[str, Any]) -> Claim | None: ...
 
 
 @dataclass(frozen=True)
@@ -63,36 +53,32 @@ class Outcome:
     rescaled: bool = False
     at_zero_awake: bool = False  # at 0 replicas and allowed to wake: poll it fast
     error: str | None = None  # set when the pass failed and should back off
-
-
-# SetDefaults_HorizontalPodAutoscaler: no metrics means CPU utilization at 80%
-DEFAULT_METRICS: tuple[JSON, ...] = (
-    {
-        "type": "Resource",
-        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
-    },
-)
-
-
-def with_default_metrics(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The spec as the HPA API would default it: an empty `metrics` becomes CPU at 80%."""
-    if spec.get("metrics"):
-        return dict(spec)
-    return {**spec, "metrics": [dict(m) for m in DEFAULT_METRICS]}
+    metric_failures: tuple[str, ...] = ()  # the reason of each metric that failed this pass
+    snapshot: Snapshot | None = None  # the per-Autoscaler gauges after the pass
+    held: tuple[str, int] | None = None  # (scale path, N) while paused-replicas holds it
 
 
 class Reconciler:
     """Runs passes. `write=False` (not the leader) reads and decides but never writes."""
 
-    def __init__(self, cluster: Cluster, *, options: ControllerOptions, decide: Decide) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        options: ControllerOptions,
+        decide: Decide,
+        index: Conflicts | None = None,
+    ) -> None:
         self._cluster = cluster
         self._options = options
         self._decide = decide
+        self._index = index
+        self._status = StatusWriter(cluster, options=options)
 
     async def reconcile(self, obj: JSON, *, now: datetime, write: bool = True) -> Outcome:
         meta, spec = obj.get("metadata", {}), with_default_metrics(obj.get("spec") or {})
         ns = str(meta.get("namespace", ""))
-        status = dict(obj.get("status") or {})
+        status = self._status.base(obj)
         try:
             scale = await self._cluster.get_scale(ns, spec.get("scaleTargetRef") or {})
         except ClusterError as e:
@@ -103,13 +89,20 @@ class Reconciler:
         doc = {
             "now": format_time(now),
             "controller": self._options.document(),
-            "autoscaler": {"spec": spec, "status": _core_status(status)},
+            "autoscaler": {
+                "metadata": _control_metadata(meta),
+                "spec": spec,
+                "status": _core_status(status),
+            },
             "scale": scale.document(),
             "pods": pods,
             "metrics": metrics,
         }
         if status.get("history") is not None:
             doc["history"] = status["history"]
+        conflict = self._conflict(obj)
+        if conflict:
+            doc["conflict"] = {"message": conflict}
         try:
             result = self._decide(doc)
         except ValueError as e:  # the core names the bad field; a user's spec is never a crash
@@ -117,6 +110,16 @@ class Reconciler:
             await self._fail(obj, status, now, "InvalidSpec", msg, write=write, active=True)
             return Outcome(reason="InvalidSpec", replicas=scale.replicas, error=str(e))
         return await self._act(obj, status, scale, metrics, result, now=now, write=write)
+
+    def forget(self, key: str) -> None:
+        """The Autoscaler `namespace/name` was deleted."""
+        self._status.forget(key)
+
+    def _conflict(self, obj: JSON) -> str:
+        """Why another scaler holds this one's target, or "" when this one may act."""
+        claim = self._index.holder(obj) if self._index is not None else None
+        target = target_key(obj)
+        return describe(claim, target) if claim is not None and target is not None else ""
 
     async def _gather(
         self, ns: str, spec: Mapping[str, Any], scale: Scale
@@ -134,7 +137,7 @@ class Reconciler:
 
         async def one(m: Mapping[str, Any]) -> JSON:
             if pods_error and _needs_pods(m):
-                return {"error": pods_error}
+                return failure("PodsUnavailable", pods_error)
             return await self._cluster.fetch_metric(ns, m, pod_selector=sel)
 
         return list(await asyncio.gather(*(one(m) for m in specs))), pods
@@ -156,6 +159,8 @@ class Reconciler:
         reason = _rescale_reason(result)
         if write:
             await self._metric_events(obj, metrics, result)
+            for event in result.get("events") or []:  # the controls' transitions
+                await self._event(obj, event["type"], event["reason"], event["message"])
         replicas, rescaled = scale.replicas, False
         if result.get("rescale") and write:
             try:
@@ -163,20 +168,29 @@ class Reconciler:
             except ClusterError as e:
                 msg = f"New size: {desired}; reason: {reason}; error: {e}"
                 await self._event(obj, WARNING, "FailedRescale", msg)
-                status, history = _failed_update(result, old, now, str(e))
-                await self._write_status(obj, old, status, history)
-                return Outcome("FailedUpdateScale", scale.replicas, error=str(e))
+                status, history = failed_update(result, old, now, str(e))
+                await self._status.write(obj, old, status, history)
+                return Outcome(
+                    "FailedUpdateScale",
+                    scale.replicas,
+                    error=str(e),
+                    metric_failures=_failures(metrics),
+                    snapshot=snapshot(with_default_metrics(obj.get("spec") or {}), status),
+                )
             replicas, rescaled = desired, True
             msg = f"New size: {desired}; reason: {reason}"
             await self._event(obj, NORMAL, "SuccessfulRescale", msg)
             log.info("rescaled %s: %s", _key(obj), msg, extra={"autoscaler": _key(obj)})
         if write:
-            await self._write_status(obj, old, status, history)
+            await self._status.write(obj, old, status, history)
         return Outcome(
             reason=_decision_reason(status, rescaled),
             replicas=replicas,
             rescaled=rescaled,
             at_zero_awake=replicas == 0 and _woken_at_zero(status),
+            metric_failures=_failures(metrics),
+            snapshot=snapshot(with_default_metrics(obj.get("spec") or {}), status),
+            held=_held(scale, status),
         )
 
     async def _metric_events(self, obj: JSON, metrics: list[JSON], result: JSON) -> None:
@@ -212,76 +226,10 @@ class Reconciler:
             conditions = set_condition(conditions, "ScalingActive", "False", reason, message, now)
         else:
             conditions = set_condition(conditions, "AbleToScale", "False", reason, message, now)
-        await self._write_status(obj, old, {**old, "conditions": conditions}, old.get("history"))
-
-    async def _write_status(self, obj: JSON, old: JSON, status: JSON, history: Any) -> None:
-        spec = with_default_metrics(obj.get("spec") or {})
-        new = {k: v for k, v in status.items() if v is not None}
-        new["history"] = history
-        new["observedGeneration"] = obj.get("metadata", {}).get("generation")
-        new["reference"] = reference(spec.get("scaleTargetRef") or {})
-        new["targets"] = targets(spec, new.get("currentMetrics"))
-        if "lastScaleTime" not in new and old.get("lastScaleTime"):
-            new["lastScaleTime"] = old["lastScaleTime"]
-        if self._unchanged(old, new, spec):
-            return  # no write (the HPA also skips no-op status updates)
-        patch: JSON = {k: None for k in old if k not in new}  # merge patch: null removes
-        patch.update(new)
-        meta = obj.get("metadata", {})
-        try:
-            fresh = await self._cluster.patch_status(
-                str(meta.get("namespace")), str(meta.get("name")), patch
-            )
-        except ClusterError as e:
-            log.warning(
-                "status of %s not written: %s", _key(obj), e, extra={"autoscaler": _key(obj)}
-            )
-            return
-        obj["status"] = fresh.get("status", new) if fresh else new
-
-    def _unchanged(self, old: JSON, new: JSON, spec: Mapping[str, Any]) -> bool:
-        """Equal apart from history, and the history equal in what it holds (the scale events,
-        the set of recommended values) and persisted recently enough: within `history_refresh`
-        seconds and half the downscale window, so a new leader's window is never far off."""
-        old = {k: v for k, v in old.items() if v is not None}
-        if {**old, "history": None} != {**new, "history": None}:
-            return False
-        before, after = old.get("history") or {}, new.get("history") or {}
-        for key in ("scaleUpEvents", "scaleDownEvents"):
-            if (before.get(key) or []) != (after.get(key) or []):
-                return False
-        recs_before = before.get("recommendations") or []
-        recs_after = after.get("recommendations") or []
-        values = {r.get("replicas") for r in recs_before}
-        if values != {r.get("replicas") for r in recs_after}:
-            return False
-        if (before.get("recommendations") is None) != (after.get("recommendations") is None):
-            return False
-        limit = self._options.history_refresh
-        window = _down_window(spec, self._options)
-        if window > 0:
-            limit = min(limit, window / 2)
-        return _age(recs_before, recs_after) < limit
+        await self._status.write(obj, old, {**old, "conditions": conditions}, old.get("history"))
 
     async def _event(self, obj: JSON, type_: str, reason: str, message: str) -> None:
         await self._cluster.record_event(obj, type_=type_, reason=reason, message=message)
-
-
-def _down_window(spec: Mapping[str, Any], options: ControllerOptions) -> float:
-    """The downscale stabilization window in seconds (behavior's, else the controller's)."""
-    down = ((spec.get("behavior") or {}).get("scaleDown")) or {}
-    window = down.get("stabilizationWindowSeconds")
-    return float(options.downscale_stabilization if window is None else window)
-
-
-def _age(before: list[Any], after: list[Any]) -> float:
-    """Seconds between the newest persisted recommendation and the newest new one."""
-    try:
-        old = max(parse_time(str(r["timestamp"])) for r in before)
-        new = max(parse_time(str(r["timestamp"])) for r in after)
-    except (KeyError, ValueError):  # empty or unparsable: refresh
-        return float("inf")
-    return (new - old).total_seconds()
 
 
 def _needs_pods(metric: Mapping[str, Any]) -> bool:
@@ -297,6 +245,25 @@ def _needs_pods(metric: Mapping[str, Any]) -> bool:
 def _key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata", {})
     return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _control_metadata(meta: Mapping[str, Any]) -> JSON:
+    """What the controls read from metadata: creationTimestamp and the pause annotations."""
+    annotations = meta.get("annotations") or {}
+    out: JSON = {"annotations": {a: annotations[a] for a in PAUSE_ANNOTATIONS if a in annotations}}
+    if meta.get("creationTimestamp"):
+        out["creationTimestamp"] = meta["creationTimestamp"]
+    return out
+
+
+def _failures(metrics: list[JSON]) -> tuple[str, ...]:
+    return tuple(str(m.get("reason") or "Unknown") for m in metrics if "error" in m)
+
+
+def _held(scale: Scale, status: Mapping[str, Any]) -> tuple[str, int] | None:
+    """The target and N while paused-replicas holds it (to watch it for drift)."""
+    held = status.get("pausedReplicas")
+    return (scale.path, int(held)) if isinstance(held, int) else None
 
 
 def _core_status(status: Mapping[str, Any]) -> JSON:
@@ -335,29 +302,3 @@ def _rescale_reason(result: Mapping[str, Any]) -> str:
         if isinstance(result.get(key), str) and result[key]:
             return str(result[key])
     return "metrics changed"
-
-
-def _failed_update(
-    result: Mapping[str, Any], old: Mapping[str, Any], now: datetime, error: str
-) -> tuple[JSON, Any]:
-    """Upstream on a failed scale update: AbleToScale=False/FailedUpdateScale, the previous
-    desiredReplicas, and no scale event recorded. The core says what to keep, when it can."""
-    status = dict(result.get("failedUpdateStatus") or result.get("status") or {})
-    history = result.get("failedUpdateHistory") or result.get("history")
-    msg = f"the HPA controller was unable to update the target scale: {error}"
-    conditions = list(status.get("conditions") or [])
-    conditions = set_condition(conditions, "AbleToScale", "False", "FailedUpdateScale", msg, now)
-    status["conditions"] = conditions
-    if "failedUpdateStatus" not in result:
-        status["desiredReplicas"] = old.get("desiredReplicas", status.get("currentReplicas"))
-        status.pop("lastScaleTime", None)
-        if old.get("lastScaleTime"):
-            status["lastScaleTime"] = old["lastScaleTime"]
-        history = {**(history or {}), **_events_of(old.get("history"))}
-    return status, history
-
-
-def _events_of(history: Any) -> JSON:
-    """The scale events of an old history: a failed rescale must not count as one."""
-    history = history or {}
-    return {k: history.get(k) or [] for k in ("scaleUpEvents", "scaleDownEvents")}

@@ -8,7 +8,9 @@ The spec file is YAML or JSON: an Autoscaler or HorizontalPodAutoscaler object, 
 The timeline is CSV (header `time,<one column per spec metric>`; time as RFC3339 or Unix
 seconds) or JSON (`[{"time": ..., "values": [...]}]` or `[{"time": ..., "value": ...}]`), or
 one Prometheus range query per spec metric (series are summed). Each point is one controller
-pass; the load model is in docs/decision-document.md. Exit status 2 for bad input.
+pass; the load model is in docs/decision-document.md. A point without a value is a failed
+metric on that pass, so a replay of an outage shows fallback; schedules open in their own time
+zones; an object's pause annotations hold for the whole replay. Exit status 2 for bad input.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from autoscaler.core import DocumentError, parse_spec
+from autoscaler.core import Controls, DocumentError, parse_spec
+from autoscaler.core.controls_document import parse_controls
 from autoscaler.core.document import parse_options
 from autoscaler.core.fields import milli, time_ns
 from autoscaler.core.model import NS, Spec
@@ -45,7 +48,12 @@ class InputError(Exception):
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=PROG, description="Replay an autoscaler spec over a metric timeline."
+        prog=PROG,
+        description=(
+            "Replay an autoscaler spec over a metric timeline. A point without a value is a "
+            "failed metric on that pass; the spec's controls (fallback, activation, cooldowns, "
+            "schedules in their time zones, the object's pause annotations) apply."
+        ),
     )
     p.add_argument(
         "--spec", required=True, help="YAML/JSON: an Autoscaler/HPA object or a bare spec"
@@ -72,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def load_spec(path: str) -> Spec:
+def load_spec(path: str) -> tuple[Spec, Controls]:
+    """The spec and its controls (an object's annotations pause it for the whole replay)."""
     try:
         raw = yaml.safe_load(Path(path).read_text())
     except OSError as e:
@@ -82,8 +91,9 @@ def load_spec(path: str) -> Spec:
     if not isinstance(raw, dict):
         raise InputError(f"{path}: must hold an object")
     spec: dict[str, Any] = raw["spec"] if isinstance(raw.get("spec"), dict) else raw
+    obj = raw if spec is not raw else {"spec": raw}
     try:
-        return parse_spec(spec, "spec")
+        return parse_spec(spec, "spec"), parse_controls({}, obj)
     except DocumentError as e:
         raise InputError(f"{path}: {e}") from e
 
@@ -205,20 +215,63 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def render_table(steps: Sequence[SimStep], count: int) -> str:
+def render_table(steps: Sequence[SimStep], count: int, *, controls: bool = False) -> str:
+    """The run as a table; with controls, a `controls` column (fallback, paused, windows)."""
     head = ["time", *(f"metric[{i}]" for i in range(count)), "current", "ready", "desired"]
-    rows = [head]
+    rows = [head + (["controls"] if controls else [])]
     for s in steps:
         vals = ["-" if v is None else f"{v:g}" for v in s.values]
-        rows.append([format_time_ns(s.time), *vals, str(s.current), str(s.ready), str(s.desired)])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        row = [format_time_ns(s.time), *vals, str(s.current), str(s.ready), str(s.desired)]
+        rows.append(row + ([_marks(s)] if controls else []))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return (
         "\n".join("  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
         + "\n"
     )
 
 
+def _marks(s: SimStep) -> str:
+    marks = (["fallback"] if s.fallback else []) + (["paused"] if s.paused else [])
+    marks += [f"schedule:{name}" for name in s.schedules]
+    return ",".join(marks) or "-"
+
+
+def _spans(times: Sequence[datetime], flags: Sequence[bool]) -> list[tuple[datetime, datetime]]:
+    """The runs of consecutive True flags, as (from, to) instants (to: the next point)."""
+    spans, begin = [], None
+    for i, flag in enumerate(flags):
+        if flag and begin is None:
+            begin = times[i]
+        if not flag and begin is not None:
+            spans.append((begin, times[i]))
+            begin = None
+    if begin is not None:
+        spans.append((begin, times[-1]))
+    return spans
+
+
+def _shade(ax: Any, steps: Sequence[SimStep], times: Sequence[datetime]) -> None:
+    """Fallback (red), pause (grey) and open schedule windows (blue) as shaded spans."""
+    marks: list[tuple[str, str, list[bool]]] = [
+        ("fallback", "tab:red", [s.fallback for s in steps]),
+        ("paused", "tab:gray", [s.paused for s in steps]),
+    ]
+    for name in sorted({n for s in steps for n in s.schedules}):
+        marks.append((f"schedule {name}", "tab:blue", [name in s.schedules for s in steps]))
+    for label, color, flags in marks:
+        for i, (a, b) in enumerate(_spans(times, flags)):
+            ax.axvspan(a, b, color=color, alpha=0.15, label=label if i == 0 else None)
+
+
 def plot(steps: Sequence[SimStep], path: str) -> None:
+    plt, fig = figure(steps)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def figure(steps: Sequence[SimStep]) -> tuple[Any, Any]:
+    """(pyplot, the figure of the run): metric values, desired and ready replicas, and the
+    controls' spans (fallback, paused, open schedule windows)."""
     try:
         matplotlib: Any = importlib.import_module("matplotlib")
         matplotlib.use("Agg")  # files only, never a window
@@ -238,15 +291,15 @@ def plot(steps: Sequence[SimStep], path: str) -> None:
         times, [s.ready for s in steps], where="post", color="green", linestyle="--", label="ready"
     )
     replicas_ax.set_ylabel("replicas")
+    _shade(load_ax, steps, times)
     fig.legend(loc="upper left")
     fig.autofmt_xdate()
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return plt, fig
 
 
 def _run(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    spec, controls = load_spec(args.spec)
     count = len(spec.metrics)
     try:
         options = parse_options(json.loads(args.controller)) if args.controller else None
@@ -282,27 +335,30 @@ def _run(args: argparse.Namespace) -> int:
         request_milli=request,
         pod_ready_delay=args.pod_ready_delay,
         options=options,
+        controls=controls,
     )
     if args.json:
         for s in steps:
-            sys.stdout.write(
-                json.dumps(
-                    {
-                        "time": format_time_ns(s.time),
-                        "values": list(s.values),
-                        "current": s.current,
-                        "ready": s.ready,
-                        "desired": s.desired,
-                        "summary": s.summary,
-                    }
-                )
-                + "\n"
-            )
+            sys.stdout.write(json.dumps(_json_step(s, controls=controls.present)) + "\n")
     else:
-        sys.stdout.write(render_table(steps, count))
+        sys.stdout.write(render_table(steps, count, controls=controls.present))
     if args.plot:
         plot(steps, args.plot)
     return 0
+
+
+def _json_step(s: SimStep, *, controls: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "time": format_time_ns(s.time),
+        "values": list(s.values),
+        "current": s.current,
+        "ready": s.ready,
+        "desired": s.desired,
+        "summary": s.summary,
+    }
+    if controls:  # only with a control: without one the output is what it always was
+        out.update(fallback=s.fallback, paused=s.paused, schedules=list(s.schedules))
+    return out
 
 
 def main(argv: list[str]) -> int:

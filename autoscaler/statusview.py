@@ -1,4 +1,5 @@
-"""Status bookkeeping the core does not do: printer-column strings and error-path conditions.
+"""Status bookkeeping the core does not do: printer-column strings, error-path conditions and
+the numbers the per-Autoscaler gauges show.
 
 `targets` renders `kubectl get hpa`'s TARGETS column (kubectl's `formatHPAMetrics`) into
 `status.targets`, since a CRD printer column can only show a field, not format one.
@@ -10,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from autoscaler.selfmetrics import Snapshot
 from common.kubetime import format_time
+from common.quantity import QuantityError, parse_quantity
 
-__all__ = ["reference", "set_condition", "targets"]
+__all__ = ["effective_bounds", "metric_labels", "reference", "set_condition", "snapshot", "targets"]
 
 UNKNOWN = "<unknown>"
 
@@ -37,7 +40,7 @@ def targets(spec: Mapping[str, Any], current: Sequence[Mapping[str, Any]] | None
 
 def _one(metric: Mapping[str, Any], status: Mapping[str, Any]) -> str:
     kind = str(metric.get("type", ""))
-    field = {"ContainerResource": "containerResource"}.get(kind, kind[:1].lower() + kind[1:])
+    field = _field(kind)
     source = metric.get(field) or {}
     target = source.get("target") or {}
     cur = (status.get(field) or {}).get("current") or {}
@@ -85,3 +88,83 @@ def set_condition(
         }
     )
     return out
+
+
+def snapshot(spec: Mapping[str, Any], status: Mapping[str, Any]) -> Snapshot:
+    """The gauges' view of an Autoscaler after a pass (spec as defaulted, status as written)."""
+    conditions = tuple(
+        (str(c.get("type")), str(c.get("status"))) for c in status.get("conditions") or []
+    )
+    low, high = effective_bounds(spec, status)
+    return Snapshot(
+        conditions=conditions,
+        paused=bool(status.get("paused")) or status.get("pausedReplicas") is not None,
+        in_fallback=bool(status.get("fallback")),
+        current_replicas=_int(status.get("currentReplicas")),
+        desired_replicas=_int(status.get("desiredReplicas")),
+        min_replicas=low,
+        max_replicas=high,
+        metrics=_metric_numbers(spec, status.get("currentMetrics") or []),
+    )
+
+
+def effective_bounds(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[int, int]:
+    """[min, max] after the active schedules (status.schedules): the largest floor, the
+    smallest ceiling, and the ceiling wins when they cross (decision-document.md)."""
+    low = int(spec.get("minReplicas", 1) if spec.get("minReplicas") is not None else 1)
+    high = int(spec.get("maxReplicas") or 0)
+    for window in status.get("schedules") or []:
+        low = max(low, int(window.get("minReplicas") or 0))
+        if window.get("maxReplicas") is not None:
+            high = min(high, int(window["maxReplicas"]))
+    return min(low, high), high
+
+
+def metric_labels(spec: Mapping[str, Any]) -> list[str]:
+    """The `metric` label of each spec metric: its name (the resource for Resource metrics);
+    a repeated name gets `#<index>` so two selectors on one metric stay two series."""
+    labels: list[str] = []
+    for i, metric in enumerate(spec.get("metrics") or []):
+        source = metric.get(_field(str(metric.get("type", "")))) or {}
+        name = str((source.get("metric") or {}).get("name") or source.get("name") or "")
+        labels.append(name if name not in labels else f"{name}#{i}")
+    return labels
+
+
+def _metric_numbers(
+    spec: Mapping[str, Any], current: Sequence[Mapping[str, Any]]
+) -> tuple[tuple[str, float | None, float | None], ...]:
+    out = []
+    for i, (label, metric) in enumerate(
+        zip(metric_labels(spec), spec.get("metrics") or [], strict=False)
+    ):
+        field = _field(str(metric.get("type", "")))
+        target = (metric.get(field) or {}).get("target") or {}
+        status = current[i] if i < len(current) else {}
+        if status.get("type") != metric.get("type"):
+            status = {}  # the metric could not be read this pass
+        now = (status.get(field) or {}).get("current") or {}
+        key = {"Utilization": "averageUtilization", "AverageValue": "averageValue"}.get(
+            str(target.get("type")), "value"
+        )
+        out.append((label, _number(now.get(key)), _number(target.get(key))))
+    return tuple(out)
+
+
+def _field(kind: str) -> str:
+    return {"ContainerResource": "containerResource"}.get(kind, kind[:1].lower() + kind[1:])
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(parse_quantity(str(value)))
+    except QuantityError:
+        return None
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

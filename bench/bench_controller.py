@@ -2,13 +2,16 @@
 
 Prints: object set-up time; reconcile lag per sync period (p50, p99) and pass duration; the
 controller's CPU and RSS; status and scale writes; and the time from an External metric rising
-in Prometheus to the target's first replica (scale from zero), over a few trials.
+in Prometheus to the target's first replica (scale from zero), over a few trials. With
+`--controls`, it then gives half of the Autoscalers an activation threshold, a fallback block
+and a schedule, and prints the controller's CPU per pass before and after, in the same run.
 
 The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
 process (so its CPU and RSS are this process's, minus the small driver). Everything is on
 127.0.0.1 and stops by itself.
 
     .venv/bin/python bench/bench_controller.py [--autoscalers 5000] [--periods 2] [--sync-period 15]
+        [--controls]
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -40,6 +45,7 @@ from tests.controller.stack import (
 )
 
 NS = "bench"
+MERGE = "application/merge-patch+json"
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -192,6 +198,85 @@ async def wake_trials(st: Stack, trials: int) -> list[float]:
     return times
 
 
+def with_controls(i: int) -> dict[str, Any]:
+    """The spec changes that give Autoscaler i every control a pass evaluates each time."""
+    metric = {**external_metric(f"q{i}"), "activation": {"threshold": "1"}}
+    window = {  # closed most of the day: evaluated on every pass, opened rarely
+        "name": "nightly",
+        "schedule": "0 2 * * *",
+        "timeZone": "Europe/Berlin",
+        "duration": "1h",
+        "minReplicas": 1,
+    }
+    return {
+        "metrics": [metric],
+        "fallback": {"failureThreshold": 3, "recoveryThreshold": 2, "replicas": 2},
+        "schedules": [window],
+    }
+
+
+async def add_controls(st: Stack, n: int) -> None:
+    """Half of the Autoscalers (the even ones) get the controls; fail loudly if the CRD in
+    use prunes them (the comparison would measure nothing)."""
+    path = f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers"
+
+    async def patch(i: int) -> None:
+        body = {"spec": with_controls(i)}
+        await st.kube.request("PATCH", f"{path}/a{i}", body=body, content_type=MERGE)
+
+    await in_batches(patch(i) for i in range(0, n, 2))
+    kept = (await st.kube.request("GET", f"{path}/a0"))["spec"]
+    if "fallback" not in kept:
+        raise SystemExit("the Autoscaler CRD pruned spec.fallback: install one with the controls")
+
+
+async def settled(st: Stack) -> None:
+    """Wait until every Autoscaler's status is of its current generation."""
+    path = f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers"
+    while True:
+        items = (await st.kube.request("GET", path)).get("items") or []
+        behind = [
+            o
+            for o in items
+            if (o.get("status") or {}).get("observedGeneration") != o["metadata"]["generation"]
+        ]
+        if not behind:
+            return
+        await asyncio.sleep(1)
+
+
+class PassMeter:
+    """CPU seconds and passes between two marks."""
+
+    def __init__(self, passes: Callable[[], int]) -> None:
+        self._passes = passes
+        self._mark = (cpu_seconds(), passes())
+
+    def per_pass(self) -> tuple[float, int]:
+        cpu, n = cpu_seconds(), self._passes()
+        used, count = cpu - self._mark[0], n - self._mark[1]
+        self._mark = (cpu, n)
+        return (used / count if count else float("nan")), count
+
+
+async def compare_controls(st: Stack, n: int, passes: Callable[[], int], seconds: float) -> None:
+    meter = PassMeter(passes)
+    await asyncio.sleep(seconds)
+    plain, plain_n = meter.per_pass()
+    await add_controls(st, n)
+    await settled(st)  # the spec changes' own passes and status writes are not measured
+    await asyncio.sleep(seconds / 2)
+    meter.per_pass()
+    await asyncio.sleep(seconds)
+    mixed, mixed_n = meter.per_pass()
+    print(
+        f"controller CPU per pass (busy shared machine): without controls "
+        f"{plain * 1000:.2f} ms over {plain_n} passes; with half using activation, fallback "
+        f"and a schedule {mixed * 1000:.2f} ms over {mixed_n} passes "
+        f"({100 * (mixed / plain - 1):+.1f}%)"
+    )
+
+
 def ms(values: list[float], q: float) -> str:
     return f"{percentile(values, q) * 1000:.0f} ms"
 
@@ -229,6 +314,12 @@ async def main() -> None:
     p.add_argument("--sync-period", type=float, default=15.0)
     p.add_argument("--workers", type=int, default=32)
     p.add_argument("--wake-trials", type=int, default=5)
+    p.add_argument(
+        "--controls",
+        action="store_true",
+        help="afterwards, give half of the Autoscalers activation, fallback and a schedule and "
+        "compare the controller's CPU per pass (each side measured over --periods periods)",
+    )
     p.add_argument(
         "--targets",
         choices=["worker", "deployment"],
@@ -304,6 +395,10 @@ async def main() -> None:
             first_cpu=(cpu1 - cpu0) / (wall1 - wall0),
             periods=f"{args.periods} x {args.sync_period:.0f}s periods",
         )
+        if args.controls:
+            await compare_controls(
+                st, args.autoscalers, lambda: len(lags), args.periods * args.sync_period
+            )
         stop.set()
         await asyncio.wait_for(task, 30)
         Controller._pass = original_pass  # type: ignore[method-assign]

@@ -1,8 +1,11 @@
 """Decision core throughput: decisions per second for a mix of metric types.
 
-Prints three numbers (asserts nothing):
+Prints (asserts nothing):
   - `decide()` on already-parsed steps (what the controller calls),
   - `decide_document()` (parse + decide + render, the JSON contract in process),
+  - `decide_document()` on the same mix without and with the controls on half of the documents
+    (activation on Object/External metrics, a fallback block and a schedule), rounds
+    interleaved so both see the same machine, and the ratio,
   - `promscaler-autoscaler decide --jsonl` in a subprocess (end to end, JSON lines over pipes).
 
     .venv/bin/python bench/bench_core.py [--seconds 2] [--lines 20000]
@@ -79,6 +82,57 @@ def mix() -> list[dict[str, Any]]:
     ]
 
 
+def with_controls(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with activation (on its Object/External metrics), a fallback block and a
+    business-hours schedule, and the controls' memory a previous pass would have left."""
+    doc = json.loads(json.dumps(doc))
+    autoscaler = doc["autoscaler"]
+    spec = autoscaler["spec"]
+    for m in spec["metrics"]:
+        if m["type"] in ("Object", "External"):
+            m["activation"] = {"threshold": "500m"}
+    spec["fallback"] = {"failureThreshold": 3, "recoveryThreshold": 2, "replicas": 6}
+    spec["schedules"] = [
+        {
+            "name": "business-hours",
+            "schedule": "0 8 * * 1-5",
+            "timeZone": "Europe/Berlin",
+            "duration": "10h",
+            "minReplicas": 1,
+        }
+    ]
+    autoscaler["metadata"] = {"creationTimestamp": "2025-01-01T00:00:00Z"}
+    autoscaler["status"] = {
+        **autoscaler.get("status", {}),
+        "metricHealth": [
+            {"index": i, "name": "x", "consecutiveFailures": 0, "consecutiveSuccesses": 2}
+            for i in range(len(spec["metrics"]))
+        ],
+        "fallback": False,
+        "schedules": [],
+    }
+    return doc
+
+
+def interleaved(fn: Any, a: list[Any], b: list[Any], seconds: float, rounds: int = 6) -> str:
+    """Decisions per CPU-second of `fn` over `a` and over `b`, rounds alternating (median)."""
+    rates: tuple[list[float], list[float]] = ([], [])
+    for r in range(rounds * 2):
+        items = a if r % 2 == 0 else b
+        count, cpu = 0, time.process_time()
+        deadline = time.perf_counter() + seconds / (rounds * 2)
+        while time.perf_counter() < deadline:
+            for item in items:
+                fn(item)
+            count += len(items)
+        rates[r % 2].append(count / max(time.process_time() - cpu, 1e-9))
+    base, controlled = (sorted(x)[len(x) // 2] for x in rates)
+    return (
+        f"{base:>10,.0f} without controls, {controlled:>10,.0f} with half controlled "
+        f"(decisions/CPU-s medians; with/without = {controlled / base:.2f})"
+    )
+
+
 def rate(fn: Any, items: list[Any], seconds: float, rounds: int = 5) -> str:
     """Decisions per CPU-second: median and best of `rounds` rounds (the box is shared, so CPU
     time is steadier than wall time and the best round is the least disturbed)."""
@@ -115,6 +169,11 @@ def main() -> None:
 
     print(f"decide() on parsed steps:   {rate(typed, steps, args.seconds)}")
     print(f"decide_document() (JSON):   {rate(decide_document, docs, args.seconds)}")
+    half = [with_controls(d) if i % 2 else d for i, d in enumerate(docs * 2)]
+    for d in half:
+        decide_document(d)  # valid, and every control parses
+    both = interleaved(decide_document, docs * 2, half, args.seconds * 2)
+    print(f"controls on half the docs:  {both}")
 
     lines = [json.dumps(docs[i % len(docs)]) for i in range(args.lines)]
     payload = ("\n".join(lines) + "\n").encode()

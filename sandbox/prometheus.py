@@ -190,6 +190,11 @@ class PrometheusServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    def signal(self, sig: int) -> None:
+        """Send the running process a signal (SIGSTOP, then SIGCONT: a Prometheus that hangs)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.send_signal(sig)
+
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL); data and port are kept for `start()`."""
         if self._process is None:

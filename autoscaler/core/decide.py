@@ -8,10 +8,8 @@ does not, `rescale_failed(decision, message=...)` gives the status and history t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-from autoscaler.core.behavior import store_scale_event
-from autoscaler.core.calculators import Context, MetricFailure, Proposal, propose
+from autoscaler.core.calculators import MetricFailure
 from autoscaler.core.conditions import (
     ABLE_TO_SCALE,
     FALSE,
@@ -22,6 +20,8 @@ from autoscaler.core.conditions import (
     TRUE,
     Conditions,
 )
+from autoscaler.core.finish import Failed, failed, finish, rescale_failed
+from autoscaler.core.measure import Outcome, measure, selector_problem
 from autoscaler.core.model import (
     DEFAULT_OPTIONS,
     EMPTY_HISTORY,
@@ -34,23 +34,13 @@ from autoscaler.core.model import (
     Pod,
     Recommendation,
     Scale,
+    Shape,
     Spec,
     Status,
 )
 from autoscaler.core.normalize import normalize_with_behavior, normalize_without_behavior
-from autoscaler.core.tolerances import tolerances_for
-from common.selectors import SelectorError, parse_selector
 
 __all__ = ["decide", "rescale_failed"]
-
-
-class _Failed(Exception):
-    """computeReplicasForMetrics returned -1."""
-
-    def __init__(self, error: str, statuses: tuple[dict[str, object], ...]) -> None:
-        super().__init__(error)
-        self.error = error
-        self.statuses = statuses
 
 
 def decide(
@@ -63,6 +53,8 @@ def decide(
     *,
     now: int,
     options: ControllerOptions = DEFAULT_OPTIONS,
+    outcomes: Sequence[Outcome] | None = None,
+    shape: Shape | None = None,
 ) -> Decision:
     """Decide one step for one autoscaler.
 
@@ -74,6 +66,8 @@ def decide(
     history: the controller's memory from the previous step (None on the first pass).
     now: the instant of this step, integer nanoseconds since the Unix epoch.
     options: kube-controller-manager flags and gates.
+    outcomes: the metrics already measured (`measure.measure`), to reuse instead of measuring.
+    shape: the controls' hold on the recommendation (None: upstream's decision, bit for bit).
 
     Pure: reads no clock, mutates nothing; raises ValueError only when `metrics` does not match
     `spec.metrics` in length.
@@ -99,6 +93,8 @@ def decide(
             break
     stz = conds.first(SCALED_TO_ZERO)
     scaled_to_zero = gate and stz is not None and stz.status == TRUE
+    if shape is not None and shape.asleep_at_zero:
+        scaled_to_zero = gate  # activation: a target at 0 is asleep, never "disabled"
     lines: list[str] = []
     statuses: tuple[dict[str, object], ...] = ()
     rescale_reason = ""
@@ -114,7 +110,7 @@ def decide(
             "the target has 0 replicas and was not scaled to zero by this autoscaler: "
             "autoscaling is disabled (scale it up to resume)"
         )
-        return _finish(
+        return finish(
             conds,
             status,
             hist,
@@ -146,12 +142,14 @@ def decide(
     else:
         try:
             metric_desired, metric_name, statuses, compute_error = _compute(
-                spec, scale, pods, metrics, conds, lines, now=now, options=options
+                spec, scale, pods, metrics, conds, lines, now=now, options=options, given=outcomes
             )
-        except _Failed as failed:
-            lines.append("no scaling: " + failed.error)
-            return _failed(conds, status, hist, current, failed, lines)
+        except Failed as failure:
+            lines.append("no scaling: " + failure.error)
+            return failed(conds, status, hist, current, failure, lines)
         desired = max(0, metric_desired)
+        if shape is not None:
+            desired = _shaped(shape, desired, lines)
         if desired > current:
             rescale_reason = f"{metric_name} above target"
         elif desired < current:
@@ -191,7 +189,7 @@ def decide(
             if rescale_reason == "":
                 rescale_reason = "Current number of replicas below Spec.MinReplicas"
     rescale = desired != current
-    return _finish(
+    return finish(
         conds,
         status,
         hist,
@@ -220,33 +218,30 @@ def _compute(
     *,
     now: int,
     options: ControllerOptions,
+    given: Sequence[Outcome] | None,
 ) -> tuple[int, str, tuple[dict[str, object], ...], str | None]:
     """computeReplicasForMetrics: the max of valid proposals, and the invalid-metric rule."""
     if scale.selector == "":
         conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", MESSAGES["InvalidSelectorMissing"])
-        raise _Failed("selector is required", ())
-    problem = _selector_problem(scale.selector)
+        raise Failed("selector is required", ())
+    problem = selector_problem(scale.selector)
     if problem is not None:
         msg = f"couldn't convert selector into a corresponding internal selector object: {problem}"
         conds.set(SCALING_ACTIVE, FALSE, "InvalidSelector", msg)
-        raise _Failed(msg, ())
-    ctx = Context(
-        pods,
-        now,
-        options,
-        tolerances_for(spec, options),
-        scale.spec_replicas,
-        scale.status_replicas,
+        raise Failed(msg, ())
+    outcomes = (
+        given
+        if given is not None
+        else measure(spec, scale, pods, metrics, now=now, options=options)
     )
     replicas = 0
     name = ""
     invalid = 0
     first: MetricFailure | None = None
     statuses: list[dict[str, object]] = []
-    for i, (metric_spec, data) in enumerate(zip(spec.metrics, metrics, strict=True)):
-        try:
-            proposal: Proposal = propose(ctx, metric_spec, data)
-        except MetricFailure as failure:
+    for i, proposal in enumerate(outcomes):
+        if isinstance(proposal, MetricFailure):
+            failure = proposal
             invalid += 1
             first = first or failure
             statuses.append({"type": ""})  # upstream leaves a failed metric's status slot empty
@@ -270,7 +265,7 @@ def _compute(
                     f"the valid metrics propose {replicas} < {scale.spec_replicas} current "
                     "replicas, but a metric failed: no scale-down while a metric is invalid"
                 )
-            raise _Failed(error, result)
+            raise Failed(error, result)
     else:
         error = None
     conds.set(
@@ -284,144 +279,12 @@ def _compute(
     return replicas, name, result, error
 
 
-_SELECTORS: dict[str, str | None] = {}
-
-
-def _selector_problem(text: str) -> str | None:
-    """Why a scale's selector does not parse, or None; memoized (targets keep their selector)."""
-    if text in _SELECTORS:
-        return _SELECTORS[text]
-    try:
-        parse_selector(text)
-        problem = None
-    except SelectorError as e:
-        problem = str(e)
-    if len(_SELECTORS) < 4096:
-        _SELECTORS[text] = problem
-    return problem
-
-
-def _failed(
-    conds: Conditions,
-    status: Status,
-    hist: History,
-    current: int,
-    failed: _Failed,
-    lines: list[str],
-) -> Decision:
-    """setCurrentReplicasAndMetricsInStatus: desiredReplicas keeps its previous value."""
-    new_status = Status(
-        current_replicas=current,
-        desired_replicas=status.desired_replicas,
-        last_scale_time=status.last_scale_time,
-        current_metrics=failed.statuses,
-        conditions=conds.snapshot(),
-    )
-    summary = f"no change: {failed.error}"
-    return Decision(
-        status.desired_replicas,
-        False,
-        new_status,
-        hist,
-        tuple(lines),
-        summary,
-        compute_error=failed.error,
-        failed_update_history=hist,
-    )
-
-
-def _finish(
-    conds: Conditions,
-    status: Status,
-    hist: History,
-    spec: Spec,
-    current: int,
-    desired: int,
-    rescale: bool,
-    statuses: tuple[dict[str, object], ...],
-    lines: list[str],
-    reason: str,
-    compute_error: str | None,
-    now: int,
-    gate: bool,
-    min_replicas: int,
-    has_obj_ext: bool,
-) -> Decision:
-    pre_rescale = conds.snapshot() if rescale else ()
-    new_hist = hist
-    last_scale = status.last_scale_time
-    if rescale:
-        conds.set(
-            ABLE_TO_SCALE,
-            TRUE,
-            "SucceededRescale",
-            f"the HPA controller was able to update the target scale to {desired}",
-        )
-        if spec.behavior is not None:
-            if desired > current:
-                new_hist = replace(
-                    hist,
-                    scale_up_events=store_scale_event(
-                        hist.scale_up_events, desired - current, spec.behavior.scale_up, now=now
-                    ),
-                )
-            else:
-                new_hist = replace(
-                    hist,
-                    scale_down_events=store_scale_event(
-                        hist.scale_down_events, current - desired, spec.behavior.scale_down, now=now
-                    ),
-                )
-        if gate:
-            if current > 0 and desired == 0 and min_replicas == 0 and has_obj_ext:
-                conds.set(SCALED_TO_ZERO, TRUE, "ScaledToZero")
-            else:
-                conds.set(SCALED_TO_ZERO, FALSE, "NotScaledToZero")
-        else:
-            conds.remove(SCALED_TO_ZERO)
-        last_scale = now
-        # upstream's reason is empty when only normalization moved the count (stabilization)
-        lines.append(f"scale {current} -> {desired}" + (f" ({reason})" if reason else ""))
-        summary = f"scale {current} -> {desired}" + (f": {reason}" if reason else "")
-    else:
-        desired = current
-        summary = f"keep {current} replicas" + (f": {lines[-1]}" if lines else "")
-    new_status = Status(current, desired, last_scale, statuses, conds.snapshot())
-    return Decision(
-        desired,
-        rescale,
-        new_status,
-        new_hist,
-        tuple(lines),
-        summary,
-        compute_error=compute_error,
-        rescale_reason=reason if rescale else "",  # upstream's event text: rescales only
-        failed_update_history=hist,
-        previous_status=status,
-        pre_rescale_conditions=pre_rescale,
-        now=now,
-    )
-
-
-def rescale_failed(decision: Decision, *, message: str) -> tuple[Status, History]:
-    """The status and history to keep when the scale write of a rescaling decision failed:
-    AbleToScale=False/FailedUpdateScale, desiredReplicas and lastScaleTime unchanged, no scale
-    event stored (upstream's FailedUpdateScale branch). `message` is the write's error."""
-    if not decision.rescale or decision.previous_status is None:
-        return decision.status, decision.history
-    conds = Conditions(decision.pre_rescale_conditions, now=decision.now)
-    conds.set(
-        ABLE_TO_SCALE,
-        FALSE,
-        "FailedUpdateScale",
-        f"the HPA controller was unable to update the target scale: {message}",
-    )
-    previous = decision.previous_status
-    status = Status(
-        decision.status.current_replicas,
-        previous.desired_replicas,
-        previous.last_scale_time,
-        decision.status.current_metrics,
-        conds.snapshot(),
-    )
-    return status, decision.failed_update_history or decision.history
+def _shaped(shape: Shape, desired: int, lines: list[str]) -> int:
+    """The controls' floor and ceiling on the metrics' recommendation (before normalization)."""
+    shaped = max(desired, shape.floor)
+    if shape.ceiling is not None:
+        shaped = min(shaped, shape.ceiling)
+    lines.extend(shape.lines)
+    if shaped != desired:
+        lines.append(f"the controls make the recommendation {shaped} instead of {desired}")
+    return shaped

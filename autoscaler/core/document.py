@@ -12,6 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from autoscaler.core.behavior import DEFAULT_SCALE_DOWN, DEFAULT_SCALE_UP
+from autoscaler.core.controls_document import parse_control_status, parse_controls
+from autoscaler.core.controls_model import (
+    EMPTY_CONTROL_STATUS,
+    NO_CONTROLS,
+    Controls,
+    ControlStatus,
+)
 from autoscaler.core.fields import (
     DocumentError,
     as_bool,
@@ -78,7 +85,7 @@ _SOURCE_KEYS = {
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A parsed decide document: exactly the arguments of `decide`."""
+    """A parsed decide document: the arguments of `decide`, and of the controls around it."""
 
     spec: Spec
     status: Status
@@ -88,6 +95,8 @@ class Step:
     history: History | None
     now: int
     options: ControllerOptions
+    controls: Controls = NO_CONTROLS
+    control_status: ControlStatus = EMPTY_CONTROL_STATUS
 
 
 def parse_document(doc: Any) -> Step:
@@ -120,7 +129,11 @@ def parse_document(doc: Any) -> Step:
         for i, (m, s) in enumerate(zip(raw_metrics, spec.metrics, strict=True))
     )
     history = parse_history(doc.get("history"), "history")
-    return Step(spec, status, scale, pods, metrics, history, now, options)
+    controls = parse_controls(doc, autoscaler)
+    control_status = parse_control_status(
+        as_obj(autoscaler, "status", "autoscaler"), "autoscaler.status"
+    )
+    return Step(spec, status, scale, pods, metrics, history, now, options, controls, control_status)
 
 
 def parse_options(obj: Mapping[str, Any], path: str = "controller") -> ControllerOptions:

@@ -126,7 +126,7 @@ def _quantities(obj: Mapping[str, Any], key: str, path: str) -> dict[str, int]:
 def metric_input(obj: Any, spec: MetricSpec, path: str) -> MetricInput:
     obj = as_dict(obj, path)
     if obj.get("error") is not None:
-        return MetricError(as_str(obj, "error", path))
+        return MetricError(as_str(obj, "error", path), as_str(obj, "reason", path))
     if spec.type in (RESOURCE, CONTAINER_RESOURCE):
         if obj.get("podMetrics") is None:
             raise DocumentError(path, f"a {spec.type} metric needs podMetrics (or error)")

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from autoscaler.core.controls_model import ControlEvent, ControlStatus
+
 __all__ = [
     "DEFAULT_OPTIONS",
     "Behavior",
@@ -34,6 +36,7 @@ __all__ = [
     "ScaleEvent",
     "ScalingPolicy",
     "ScalingRules",
+    "Shape",
     "Spec",
     "Status",
 ]
@@ -247,9 +250,11 @@ class MetricItems:
 
 @dataclass(frozen=True, slots=True)
 class MetricError:
-    """The metric could not be fetched; `message` says why."""
+    """The metric could not be fetched; `message` says why, `reason` is an optional short
+    cause from the controller (Unavailable, NotFound, ...) kept in the controls' health."""
 
     message: str
+    reason: str = ""
 
 
 MetricInput = ResourceMetrics | MetricItems | MetricError
@@ -284,6 +289,24 @@ class History:
 EMPTY_HISTORY = History()
 
 
+# ---- the controls' hold on the recommendation ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What the controls (autoscaler.core.orchestrate) ask of the upstream decision.
+
+    asleep_at_zero: a target at 0 replicas is asleep (it may wake), never "disabled";
+    floor / ceiling: bounds on the metrics' recommendation, before stabilization, policies and
+    min/max (ceiling 0 is "go to zero"); lines: why, for the explanation.
+    """
+
+    asleep_at_zero: bool = False
+    floor: int = 0
+    ceiling: int | None = None
+    lines: tuple[str, ...] = ()
+
+
 # ---- the result -------------------------------------------------------------------------
 
 
@@ -300,6 +323,8 @@ class Decision:
     summary: one line for events and logs; explanation: one line per step, for people.
     failed_update_history, previous_status, pre_rescale_conditions, now: what
     `decide.rescale_failed` needs to give the status and history to keep when the write fails.
+    controls: the controls' new memory (status extras), None when no control is present;
+    events: what the controls ask the controller to record for this pass.
     """
 
     desired_replicas: int
@@ -314,3 +339,5 @@ class Decision:
     previous_status: Status | None = None
     pre_rescale_conditions: tuple[Condition, ...] = ()
     now: int = 0
+    controls: ControlStatus | None = None
+    events: tuple[ControlEvent, ...] = ()

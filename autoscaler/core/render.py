@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autoscaler.core.controls_document import render_control_status, render_event
 from autoscaler.core.fields import history_time, status_time
 from autoscaler.core.model import Condition, Decision, History, Status
 
@@ -56,10 +57,13 @@ def render_history(h: History) -> dict[str, Any]:
 
 
 def render_decision(d: Decision) -> dict[str, Any]:
+    status = render_status(d.status)
+    if d.controls is not None:  # only with a control present: otherwise upstream's bytes
+        status.update(render_control_status(d.controls))
     out: dict[str, Any] = {
         "desiredReplicas": d.desired_replicas,
         "rescale": d.rescale,
-        "status": render_status(d.status),
+        "status": status,
         "history": render_history(d.history),
         "explanation": list(d.explanation),
         "summary": d.summary,
@@ -68,4 +72,6 @@ def render_decision(d: Decision) -> dict[str, Any]:
         out["rescaleReason"] = d.rescale_reason
     if d.compute_error is not None:
         out["computeError"] = d.compute_error
+    if d.controls is not None or d.events:
+        out["events"] = [render_event(e) for e in d.events]
     return out

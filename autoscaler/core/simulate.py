@@ -9,16 +9,19 @@ The load model (docs/decision-document.md, "simulate"):
 - the scale is written at once; new pods are Pending for `pod_ready_delay` seconds, then Running
   and Ready (start time = creation, Ready since creation + delay); a scale-down removes the
   newest pods first, at once;
-- every pod requests `request_milli` of the resource (Utilization targets need it).
+- every pod requests `request_milli` of the resource (Utilization targets need it);
+- a point with no value for a metric is a failed metric on that pass (fallback counts it);
+- the controls (pause, activation, cooldowns, fallback, schedules) apply as in the controller;
+  the Autoscaler counts as created at the first point unless `controls.created` says otherwise.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from autoscaler.core.decide import decide
+from autoscaler.core.controls_model import EMPTY_CONTROL_STATUS, NO_CONTROLS, Controls
 from autoscaler.core.model import (
     CONTAINER_RESOURCE,
     NS,
@@ -27,6 +30,7 @@ from autoscaler.core.model import (
     ContainerRequests,
     ContainerUsage,
     ControllerOptions,
+    Decision,
     History,
     MetricError,
     MetricInput,
@@ -40,6 +44,7 @@ from autoscaler.core.model import (
     Spec,
     Status,
 )
+from autoscaler.core.orchestrate import decide_controlled
 
 __all__ = ["SimPoint", "SimStep", "simulate"]
 
@@ -62,6 +67,9 @@ class SimStep:
     ready: int  # ready pods at the step
     desired: int
     summary: str
+    fallback: bool = False  # a metric was in fallback on this pass
+    paused: bool = False
+    schedules: tuple[str, ...] = ()  # the windows open on this pass
 
 
 @dataclass(slots=True)
@@ -79,12 +87,17 @@ def simulate(
     request_milli: int = 1000,
     pod_ready_delay: int = 30,
     options: ControllerOptions | None = None,
+    controls: Controls = NO_CONTROLS,
 ) -> list[SimStep]:
-    """Run `decide` at every timeline point, feeding back status, history and pods."""
+    """Run `decide_controlled` at every timeline point, feeding back status, history, the
+    controls' memory and the pods."""
     opts = options or ControllerOptions()
     if not timeline:
         return []
     start = timeline[0].time
+    if controls.present and controls.created is None:
+        controls = replace(controls, created=start)
+    state = EMPTY_CONTROL_STATUS
     # the initial pods have been ready for long: outside every initialization period
     long_ago = start - 3600 * NS
     pods = [_SimPod(f"pod-{i}", long_ago, long_ago) for i in range(replicas)]
@@ -102,11 +115,23 @@ def simulate(
             _metric(m, v, ready_names, now) for m, v in zip(spec.metrics, point.values, strict=True)
         ]
         scale = Scale(current, len(pods), "app=simulated")
-        decision = decide(spec, status, scale, model_pods, metrics, history, now=now, options=opts)
+        decision = decide_controlled(
+            spec,
+            status,
+            scale,
+            model_pods,
+            metrics,
+            history,
+            now=now,
+            options=opts,
+            controls=controls,
+            state=state,
+        )
         # a pass that fails keeps the scale as it is (status.desiredReplicas may be stale)
         desired = decision.desired_replicas if decision.rescale else current
-        out.append(SimStep(now, point.values, current, len(ready_names), desired, decision.summary))
+        out.append(_step(point, current, len(ready_names), desired, decision))
         status, history = decision.status, decision.history
+        state = decision.controls or EMPTY_CONTROL_STATUS
         if decision.rescale:
             target = decision.desired_replicas
             while len(pods) > target:
@@ -116,6 +141,21 @@ def simulate(
                 counter += 1
             current = target
     return out
+
+
+def _step(point: SimPoint, current: int, ready: int, desired: int, d: Decision) -> SimStep:
+    c = d.controls
+    return SimStep(
+        point.time,
+        point.values,
+        current,
+        ready,
+        desired,
+        d.summary,
+        fallback=bool(c and c.fallback),
+        paused=bool(c and c.paused),
+        schedules=tuple(w.name for w in (c.schedules or ())) if c else (),
+    )
 
 
 def _pod(p: _SimPod, now: int, spec: Spec, request_milli: int) -> Pod:

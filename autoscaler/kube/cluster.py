@@ -23,6 +23,7 @@ from autoscaler.cluster import ClusterError, Scale
 from autoscaler.kube.client import MERGE_PATCH, KubeClient, KubeError
 from autoscaler.kube.discovery import Discovery
 from autoscaler.kube.events import EventRecorder
+from autoscaler.kube.failures import check_entry, failure, reason_of
 from autoscaler.kube.informer import Informer
 from common.selectors import SelectorError, parse_selector, selector_from_label_selector
 
@@ -104,9 +105,10 @@ class KubeCluster:
         self, namespace: str, metric: Mapping[str, Any], *, pod_selector: str
     ) -> JSON:
         try:
-            return await self._fetch(namespace, metric, pod_selector)
+            return check_entry(await self._fetch(namespace, metric, pod_selector))
         except (KubeError, ClusterError, SelectorError) as e:
-            return {"error": str(e)}
+            reason = "InvalidSelector" if isinstance(e, SelectorError) else reason_of(e)
+            return failure(reason, str(e))
 
     async def _fetch(self, ns: str, metric: Mapping[str, Any], pod_selector: str) -> JSON:
         kind = str(metric.get("type", ""))
@@ -129,14 +131,14 @@ class KubeCluster:
             path = f"{EXTERNAL}/namespaces/{_seg(ns)}/{_seg(name)}"
             doc = await self._kube.request("GET", path, query=query)
             return _nonempty("items", doc.get("items"), _EMPTY["external"])
-        return {"error": f"unknown metric source type {kind!r}"}
+        return failure("UnknownKind", f"unknown metric source type {kind!r}")
 
     async def _fetch_object(self, ns: str, source: Mapping[str, Any]) -> JSON:
         described = source.get("describedObject") or {}
         api_version, kind = str(described.get("apiVersion") or "v1"), str(described.get("kind", ""))
         found = await self.discovery.find(api_version, kind)
         if found is None:
-            return {"error": f"no resource of kind {kind!r} in {api_version!r}"}
+            return failure("UnknownKind", f"no resource of kind {kind!r} in {api_version!r}")
         group = api_version.rpartition("/")[0]
         resource = (
             f"{found.plural}.{group}" if group else found.plural
@@ -176,5 +178,5 @@ def _metric_query(identifier: Mapping[str, Any], param: str) -> tuple[str, list[
 
 def _nonempty(key: str, items: Any, empty_error: str) -> JSON:
     if not items:
-        return {"error": empty_error}
+        return failure("Empty", empty_error)
     return {key: list(items)}

@@ -40,6 +40,7 @@ class Informer:
         path: str,
         *,
         label_selector: str = "",
+        field_selector: str = "",
         on_event: OnEvent | None = None,
         max_backoff: float = 10.0,  # seconds; below client-go's 30s, for quick recovery
         watch_timeout: int = 240,  # seconds per watch call; the server may end it sooner
@@ -47,6 +48,7 @@ class Informer:
         self._kube = kube
         self.path = path
         self._selector = label_selector
+        self._fields = field_selector
         self._on_event = on_event
         self._max_backoff = max_backoff
         self._watch_timeout = watch_timeout
@@ -86,7 +88,8 @@ class Informer:
             backoff = min(backoff * 2, self._max_backoff)
 
     def _query(self) -> list[tuple[str, str]]:
-        return [("labelSelector", self._selector)] if self._selector else []
+        query = [("labelSelector", self._selector)] if self._selector else []
+        return query + ([("fieldSelector", self._fields)] if self._fields else [])
 
     async def _list(self) -> str:
         doc = await self._kube.request("GET", self.path, query=self._query(), request_timeout=60)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
+import struct
 import subprocess
 import sys
 import time
@@ -23,12 +25,14 @@ import yaml
 
 from autoscaler.app import Settings, serve
 from autoscaler.controller import ControllerConfig
-from autoscaler.kube import KubeClient, NotFound, connect
+from autoscaler.kube import KubeClient, KubeError, NotFound, connect
 from autoscaler.kube.lease import LeaseConfig
 from autoscaler.reconcile import ControllerOptions
 from sandbox.prometheus import PrometheusServer, free_port, remote_write
 
 ROOT = Path(__file__).parents[2]
+# Prometheus's staleness marker: a NaN with this exact bit pattern ends a series at once
+STALE_NAN = struct.unpack("<d", struct.pack("<Q", 0x7FF0000000000002))[0]
 CRD = ROOT / "charts/promscaler/crds/autoscalers.promscaler.dev.yaml"
 AUTOSCALERS = "/apis/promscaler.dev/v1alpha1"
 HPA_SYNC_PERIOD = 1.0  # seconds: the sandbox's HPA controller (a real cluster's: 15 s)
@@ -108,6 +112,18 @@ class Stack:
         }
         return await self.create(f"{AUTOSCALERS}/namespaces/{self.namespace}/autoscalers", body)
 
+    async def delete_autoscaler(self, name: str) -> None:
+        path = f"{AUTOSCALERS}/namespaces/{self.namespace}/autoscalers/{name}"
+        await self.kube.request("DELETE", path)
+
+    async def annotate(self, name: str, annotations: dict[str, str | None]) -> None:
+        """Set (or, with None, remove) annotations of an Autoscaler."""
+        path = f"{AUTOSCALERS}/namespaces/{self.namespace}/autoscalers/{name}"
+        body = {"metadata": {"annotations": annotations}}
+        await self.kube.request(
+            "PATCH", path, body=body, content_type="application/merge-patch+json"
+        )
+
     async def get_autoscaler(self, name: str) -> dict[str, Any]:
         path = f"{AUTOSCALERS}/namespaces/{self.namespace}/autoscalers/{name}"
         return await self.kube.request("GET", path)
@@ -145,6 +161,20 @@ class Stack:
                 return dict(c)
         return {}
 
+    async def point_apiservice(self, name: str, service: str) -> None:
+        """Point an APIService at another Service of the adapter's namespace (one that does not
+        exist: the aggregated API is then registered but unavailable)."""
+        path = f"/apis/apiregistration.k8s.io/v1/apiservices/{name}"
+        body = {"spec": {"service": {"name": service}}}
+        await self.kube.request(
+            "PATCH", path, body=body, content_type="application/merge-patch+json"
+        )
+
+    def freeze_prometheus(self, frozen: bool) -> None:
+        """SIGSTOP (a Prometheus that accepts connections and never answers) or SIGCONT."""
+        assert self.prometheus is not None, "needs the stack's own Prometheus"
+        self.prometheus.signal(signal.SIGSTOP if frozen else signal.SIGCONT)
+
     # ---- metrics into Prometheus ---------------------------------------------------------
     async def write(self, name: str, labels: dict[str, str], value: float) -> None:
         key = tuple(sorted({"__name__": name, **labels}.items()))
@@ -154,6 +184,19 @@ class Stack:
 
     async def queue(self, queue: str, value: float) -> None:
         await self.write("e2e_queue_depth", {"queue": queue}, value)
+
+    async def queue_served(self, queue: str) -> bool:
+        """True once the adapter serves the queue's external metric through the API server."""
+        path = f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{self.namespace}/e2e_queue_depth"
+        try:
+            doc = await self.kube.request("GET", path, query=[("labelSelector", f"queue={queue}")])
+        except KubeError:
+            return False
+        return bool(doc.get("items"))
+
+    async def queue_gone(self, queue: str) -> None:
+        """End the queue's series now (a staleness marker): its metric fails until written."""
+        await self.write("e2e_queue_depth", {"queue": queue}, STALE_NAN)
 
     # ---- the controller ------------------------------------------------------------------
     def settings(self, **controller: Any) -> Settings:
@@ -266,7 +309,7 @@ async def _register_adapter(kube: KubeClient, port: int) -> None:
 
 
 def _start_adapter(
-    tmp: Path, kubeconfig: Path, prometheus_url: str, front_ca: Path
+    tmp: Path, kubeconfig: Path, prometheus_url: str, front_ca: Path, extra: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen[bytes], int]:
     rules = tmp / "rules.yaml"
     rules.write_text(RULES)
@@ -296,6 +339,7 @@ def _start_adapter(
         "1s",
         "--metrics-max-age",
         "30m",  # a series stays known long after its last sample
+        *extra,
     ]
     with (tmp / "adapter.log").open("ab") as out:
         proc = subprocess.Popen(
@@ -305,7 +349,9 @@ def _start_adapter(
 
 
 @contextlib.asynccontextmanager
-async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
+async def e2e_stack(tmp: Path, *, adapter_args: tuple[str, ...] = ()) -> AsyncIterator[Stack]:
+    """The stack; `adapter_args` are extra flags for the sandbox's adapter (ignored on a real
+    cluster, whose adapter the chart runs)."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -344,7 +390,7 @@ async def e2e_stack(tmp: Path) -> AsyncIterator[Stack]:
             kube = await connect(str(sb.kubeconfig))
             try:
                 adapter, port = _start_adapter(
-                    tmp, sb.kubeconfig, prom.url, sb.pki.requestheader_ca_file
+                    tmp, sb.kubeconfig, prom.url, sb.pki.requestheader_ca_file, adapter_args
                 )
                 await _register_adapter(kube, port)
                 stack = Stack(sb.kubeconfig, kube, prom, prom.url, tmp=tmp)

@@ -34,6 +34,9 @@ class FakeReconciler:
         await asyncio.sleep(self.delays.get(name, 0))
         return self.outcomes.get(name, Outcome(reason="ReadyForNewScale", replicas=1))
 
+    def forget(self, key):
+        self.forgotten = [*getattr(self, "forgotten", []), key]
+
     def count(self, name):
         return sum(1 for n, _ in self.passes if n == name)
 

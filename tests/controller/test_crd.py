@@ -279,7 +279,17 @@ def test_crd_names_columns_and_subresources():
     assert version["name"] == "v1alpha1"
     assert version["subresources"] == {"status": {}}
     columns = [c["name"] for c in version["additionalPrinterColumns"]]
-    assert columns == ["Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"]
+    assert columns == [
+        "Reference",
+        "Targets",
+        "MinPods",
+        "MaxPods",
+        "Replicas",
+        "Active",
+        "Paused",
+        "Fallback",
+        "Age",
+    ]
     status = version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
     assert {"observedGeneration", "history", "targets", "conditions", "currentMetrics"} <= set(
         status

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import aiohttp
 import pytest
+from prometheus_client import generate_latest
 
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.reconcile import Outcome
-from autoscaler.selfmetrics import SelfMetrics, start_health_server
+from autoscaler.selfmetrics import SelfMetrics, Snapshot, start_health_server
 
 
 async def test_endpoints_and_metric_names():
@@ -76,3 +79,69 @@ async def test_metrics_over_tls(tmp_path):
                     await r.read()
     finally:
         await runner.cleanup()
+
+
+def _sample(metrics, metric_name, **labels):
+    return metrics.registry.get_sample_value(metric_name, labels)
+
+
+SNAP = Snapshot(
+    conditions=(("AbleToScale", "True"), ("Fallback", "False")),
+    paused=False,
+    in_fallback=True,
+    current_replicas=2,
+    desired_replicas=6,
+    min_replicas=3,
+    max_replicas=10,
+    metrics=(("queue", 55.0, 10.0), ("cpu", None, 80.0)),
+)
+
+
+def test_per_autoscaler_gauges_and_their_removal():
+    metrics = SelfMetrics()
+    ids = {"namespace": "ns", "name": "a"}
+    metrics.observe("ns", "a", SNAP)
+    metrics.observe("ns", "b", SNAP)
+    cond = "promscaler_autoscaler_condition"
+    assert _sample(metrics, cond, **ids, type="AbleToScale", status="True") == 1.0
+    assert _sample(metrics, cond, **ids, type="AbleToScale", status="False") == 0.0
+    assert _sample(metrics, cond, **ids, type="AbleToScale", status="Unknown") == 0.0
+    assert _sample(metrics, cond, **ids, type="Fallback", status="False") == 1.0
+    for name, want in (
+        ("paused", 0.0),
+        ("in_fallback", 1.0),
+        ("current_replicas", 2.0),
+        ("desired_replicas", 6.0),
+        ("min_replicas", 3.0),
+        ("max_replicas", 10.0),
+    ):
+        assert _sample(metrics, f"promscaler_autoscaler_{name}", **ids) == want, name
+    value, target = "promscaler_autoscaler_metric_value", "promscaler_autoscaler_metric_target"
+    assert _sample(metrics, value, **ids, metric="queue") == 55.0
+    assert _sample(metrics, target, **ids, metric="queue") == 10.0
+    assert _sample(metrics, value, **ids, metric="cpu") is None, "unread: no series"
+    assert _sample(metrics, target, **ids, metric="cpu") == 80.0
+
+    # the metric and the condition go away with the next pass that lacks them
+    later = dataclasses.replace(SNAP, metrics=(), conditions=(("AbleToScale", "False"),))
+    metrics.observe("ns", "a", later)
+    assert _sample(metrics, target, **ids, metric="queue") is None
+    assert _sample(metrics, cond, **ids, type="Fallback", status="False") is None
+    assert _sample(metrics, cond, **ids, type="AbleToScale", status="False") == 1.0
+
+    metrics.forget("ns", "a")
+    text = generate_latest(metrics.registry).decode()
+    assert 'name="a"' not in text, "a deleted Autoscaler leaves no series"
+    assert 'name="b"' in text
+
+
+def test_metric_failures_are_counted_by_reason():
+    metrics = SelfMetrics()
+    ctl = Controller(
+        object(), type("S", (), {"objects": {}})(), config=ControllerConfig(), metrics=metrics
+    )  # type: ignore[arg-type]
+    failed = Outcome(reason="ReadyForNewScale", metric_failures=("Timeout", "Timeout", "NotFound"))
+    ctl._account("ns/a", failed)
+    name = "promscaler_autoscaler_metric_failures_total"
+    assert _sample(metrics, name, reason="Timeout") == 2.0
+    assert _sample(metrics, name, reason="NotFound") == 1.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autoscaler.statusview import reference, targets
+from autoscaler.statusview import effective_bounds, reference, snapshot, targets
 from tests.controller.fakes import external, pods_metric
 
 CPU = {
@@ -54,3 +54,71 @@ def test_reference_column():
         reference({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"})
         == "Deployment/web"
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "schedules", "bounds"),
+    [
+        pytest.param({"maxReplicas": 10}, [], (1, 10), id="min-defaults-to-1"),
+        pytest.param({"minReplicas": 0, "maxReplicas": 10}, [], (0, 10), id="zero-floor"),
+        pytest.param(
+            {"minReplicas": 2, "maxReplicas": 10},
+            [{"minReplicas": 8}, {"minReplicas": 5, "maxReplicas": 9}],
+            (8, 9),
+            id="largest-floor-smallest-ceiling",
+        ),
+        pytest.param(
+            {"minReplicas": 2, "maxReplicas": 10},
+            [{"minReplicas": 8}, {"minReplicas": 1, "maxReplicas": 6}],
+            (6, 6),
+            id="crossing-windows-the-ceiling-wins",
+        ),
+    ],
+)
+def test_effective_bounds_follow_the_active_schedules(spec, schedules, bounds):
+    assert effective_bounds(spec, {"schedules": schedules}) == bounds
+
+
+def test_snapshot_reads_values_targets_and_labels():
+    spec = {
+        "maxReplicas": 10,
+        "metrics": [
+            {
+                "type": "External",
+                "external": {
+                    "metric": {"name": "q"},
+                    "target": {"type": "AverageValue", "averageValue": "10"},
+                },
+            },
+            {
+                "type": "External",
+                "external": {
+                    "metric": {"name": "q"},
+                    "target": {"type": "Value", "value": "1500m"},
+                },
+            },
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 80},
+                },
+            },
+        ],
+    }
+    status = {
+        "currentReplicas": 2,
+        "desiredReplicas": 3,
+        "paused": True,
+        "currentMetrics": [
+            {"type": "External", "external": {"current": {"averageValue": "27500m"}}},
+            {"type": "External", "external": {"current": {"value": "2"}}},
+            {"type": "Resource", "resource": {"current": {"averageUtilization": 40}}},
+        ],
+        "conditions": [{"type": "Paused", "status": "True"}],
+    }
+    snap = snapshot(spec, status)
+    assert snap.metrics == (("q", 27.5, 10.0), ("q#1", 2.0, 1.5), ("cpu", 40.0, 80.0))
+    assert (snap.paused, snap.in_fallback) == (True, False)
+    assert (snap.current_replicas, snap.desired_replicas) == (2, 3)
+    assert snap.conditions == (("Paused", "True"),)
