@@ -9,7 +9,7 @@ TOOLS   := .tools
 HELM    := $(TOOLS)/helm
 PYTEST_ARGS ?=
 
-.PHONY: help install system-deps helm lint typecheck test unit e2e bench demo clean
+.PHONY: help install system-deps helm lint typecheck test unit e2e bench demo soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ bench: install ## benchmarks: print numbers, assert nothing
 
 demo: install ## the whole bundle on the local sandbox with a real Prometheus; ends with out/demo/demo.png
 	$(PY) -m demo $(DEMO_ARGS)
+
+soak: install ## the bundle under seeded random faults for $$SOAK_MINUTES (60) minutes; out/soak/soak.png
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m soak $(SOAK_ARGS)
 
 clean: ## remove caches (keeps .venv and .tools)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache build *.egg-info

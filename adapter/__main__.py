@@ -32,6 +32,7 @@ from adapter.rules.resources import ResourceResolver
 from adapter.server import logs
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS
+from common.runtimemetrics import register_asyncio_tasks
 
 log = logging.getLogger("adapter")
 
@@ -52,6 +53,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
     from adapter.kube import KubeAuth, KubeClient, KubeObjects  # kubernetes-asyncio is heavy
 
     registry = CollectorRegistry()
+    register_asyncio_tasks(registry, prefix="promscaler_adapter")
     async with contextlib.AsyncExitStack() as stack:
         lister_client = KubeClient(options.lister_kubeconfig)
         stack.push_async_callback(lister_client.close)

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from autoscaler.conflicts import TargetIndex
 from autoscaler.controller import Controller, ControllerConfig
+from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeCluster, KubeError, connect
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.cluster import AUTOSCALERS
@@ -44,6 +45,7 @@ class Settings:
     tls_cert_file: str = ""  # with tls_key_file: serve them over HTTPS (PEM files)
     tls_key_file: str = ""
     request_timeout: float = 10.0  # seconds per API request
+    decision_log: DecisionLogSettings | None = None  # None: no decision log
 
 
 class Informers:
@@ -86,7 +88,11 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     cluster = KubeCluster(kube)
     metrics = SelfMetrics()
     index = TargetIndex()
-    reconciler = Reconciler(cluster, options=settings.options, decide=_decide(), index=index)
+    decide = _decide()
+    decisions = DecisionLog(settings.decision_log) if settings.decision_log else None
+    if decisions is not None:
+        decide = logged(decide, decisions)
+    reconciler = Reconciler(cluster, options=settings.options, decide=decide, index=index)
     holder: list[Controller] = []
     store = Informers(kube, settings.namespaces, lambda k, o: holder[0].on_event(k, o))
     controller = Controller(
@@ -135,6 +141,8 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
         if runner is not None:
             await runner.cleanup()
         await kube.close()
+        if decisions is not None:
+            await asyncio.to_thread(decisions.close)  # the queued lines reach the file
 
 
 async def _hpa_informers(

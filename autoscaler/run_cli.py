@@ -11,6 +11,7 @@ import signal
 import sys
 from typing import NoReturn
 
+from autoscaler import decisionlog
 from autoscaler.app import Settings, serve
 from autoscaler.controller import ControllerConfig
 from autoscaler.kube.client import KubeError
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="holder identity (default: hostname_pid)",
     )
+    decisionlog.add_flags(p, positive_int=_positive_int)
     g = p.add_argument_group("serving")
     g.add_argument(
         "--metrics-port",
@@ -301,6 +303,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         tls_cert_file=args.tls_cert_file,
         tls_key_file=args.tls_private_key_file,
         request_timeout=args.request_timeout,
+        decision_log=decisionlog.settings_from(args),
     )
 
 

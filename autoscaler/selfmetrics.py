@@ -16,6 +16,8 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from common.runtimemetrics import register_asyncio_tasks
+
 __all__ = ["SelfMetrics", "Snapshot", "serving_context", "start_health_server"]
 
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -87,6 +89,7 @@ class SelfMetrics:
             registry=r,
         )
         self.per_autoscaler = PerAutoscaler(r)
+        register_asyncio_tasks(r, prefix="promscaler_autoscaler")
 
     def observe(self, namespace: str, name: str, snapshot: Snapshot) -> None:
         self.per_autoscaler.show(namespace, name, snapshot)

@@ -5,6 +5,7 @@ controller's CPU and RSS; status and scale writes; and the time from an External
 in Prometheus to the target's first replica (scale from zero), over a few trials. With
 `--controls`, it then gives half of the Autoscalers an activation threshold, a fallback block
 and a schedule, and prints the controller's CPU per pass before and after, in the same run.
+Then what the decision log (`--decision-log`) costs per pass against the CPU of a pass.
 
 The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
 process (so its CPU and RSS are this process's, minus the small driver). Everything is on
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import resource
 import shutil
 import statistics
@@ -32,8 +34,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from autoscaler import app as app_module
 from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
+from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeClient, connect
 from sandbox.prometheus import PrometheusServer, remote_write
 from tests.controller.stack import (
@@ -303,6 +307,70 @@ def report(
     )
 
 
+async def decision_log_overhead(
+    settings: Settings, passes: list[float], *, seconds: float, n: int, tmp: Path
+) -> None:
+    """One controller run with the decision log on: what the log costs per pass, measured
+    directly (so the machine's other load does not blur it): on the event loop, the thread CPU
+    of the logged decide minus that of a plain decide of the same document; plus the writer
+    thread's CPU; against the process's CPU per pass (the extra plain decides taken out)."""
+    sink = DecisionLog(DecisionLogSettings(tmp / "decisions.jsonl"))
+    core = app_module._decide()
+    with_log = logged(core, sink)
+    spent = {"plain": 0.0, "log": 0.0, "calls": 0}
+
+    def timed(fn: Callable[[dict[str, Any]], dict[str, Any]], doc: dict[str, Any]) -> float:
+        t0 = time.thread_time()
+        fn(doc)
+        return time.thread_time() - t0
+
+    def measured(doc: dict[str, Any]) -> dict[str, Any]:
+        # both on the same document, in turns first (the second call finds warm caches)
+        spent["calls"] += 1
+        if spent["calls"] % 2:
+            plain, log = timed(core, doc), timed(with_log, doc)
+        else:
+            log, plain = timed(with_log, doc), timed(core, doc)
+        spent["plain"] += plain
+        spent["log"] += log - plain
+        return core(doc)  # the result the controller acts on (the same, decided again)
+
+    original = app_module._decide
+    app_module._decide = lambda: measured
+    stop = asyncio.Event()
+    start = len(passes)
+    task = asyncio.create_task(serve(settings, stop=stop))
+    while len(passes) - start < n:  # noqa: ASYNC110 - counting passes is the point
+        await asyncio.sleep(0.2)
+    mark, cpu0, writer0 = len(passes), cpu_seconds(), thread_cpu(sink)
+    spent.update(plain=0.0, log=0.0)
+    await asyncio.sleep(seconds)
+    count = len(passes) - mark
+    cpu, writer = cpu_seconds() - cpu0, thread_cpu(sink) - writer0
+    log_cpu, plain = spent["log"], spent["plain"]
+    stop.set()
+    await asyncio.wait_for(task, 30)
+    app_module._decide = original
+    await asyncio.to_thread(sink.close)
+    # a pass as it runs without the log: the two extra decides, the log and its writer out
+    per_pass = (cpu - 2 * plain - log_cpu - writer) / max(1, count)
+    cost = (log_cpu + writer) / max(1, count)
+    print(
+        f"decision log: {cost * 1e6:.0f} us CPU per pass ({1e6 * log_cpu / max(1, count):.0f} "
+        f"on the loop, {1e6 * writer / max(1, count):.0f} in the writer) against "
+        f"{per_pass * 1e6:.0f} us per reconcile pass: {100 * cost / per_pass:+.1f}% "
+        f"(aim < 5%; {count} passes in {seconds:.0f}s, {sink.written} lines, "
+        f"{sink.settings.path.stat().st_size / 1e6:.1f} MB)"
+    )
+
+
+def thread_cpu(sink: DecisionLog) -> float:
+    """CPU seconds of the decision log's writer thread, from /proc."""
+    tid = sink._thread.native_id
+    fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -319,6 +387,12 @@ async def main() -> None:
         action="store_true",
         help="afterwards, give half of the Autoscalers activation, fallback and a schedule and "
         "compare the controller's CPU per pass (each side measured over --periods periods)",
+    )
+    p.add_argument(
+        "--log-seconds",
+        type=float,
+        default=120.0,
+        help="seconds of the decision log on/off comparison (0: skip)",
     )
     p.add_argument(
         "--targets",
@@ -401,6 +475,10 @@ async def main() -> None:
             )
         stop.set()
         await asyncio.wait_for(task, 30)
+        if args.log_seconds:
+            await decision_log_overhead(
+                settings, lags, seconds=args.log_seconds, n=args.autoscalers, tmp=tmp
+            )
         Controller._pass = original_pass  # type: ignore[method-assign]
     finally:
         if kube is not None:

@@ -13,7 +13,9 @@ from pathlib import Path
 import yaml
 
 from autoscaler.core.fields import DocumentError, duration_ns
+from sandbox import state
 from sandbox.auth import PolicyError, parse_policy
+from sandbox.faultplan import PlanError, parse_plan
 from sandbox.hpa_controller import HpaControllerConfig
 from sandbox.server import Sandbox, SandboxConfig
 
@@ -33,7 +35,10 @@ def _parser() -> argparse.ArgumentParser:
         help="where to write the kubeconfig",
     )
     serve.add_argument(
-        "--config", type=Path, metavar="FILE", help="policy YAML: users (tokens) and rules"
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="YAML: users (tokens) and rules; optionally a fault plan under 'faults'",
     )
     serve.add_argument(
         "--dir",
@@ -52,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
         "--admin-token", metavar="TOKEN", help="the admin's bearer token (default: random)"
     )
     _hpa_flags(serve)
+    serve.add_argument(
+        "--state-file",
+        type=Path,
+        metavar="FILE",
+        help="keep objects and CAs here, so a restarted sandbox has them (default: none)",
+    )
     return parser
 
 
@@ -127,11 +138,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    policy = None
+    policy, plan = None, None
     if args.config:
         try:
-            policy = parse_policy(yaml.safe_load(args.config.read_text()))
-        except (OSError, yaml.YAMLError, PolicyError) as err:
+            doc = yaml.safe_load(args.config.read_text())
+            if isinstance(doc, dict) and "faults" in doc:
+                doc = dict(doc)
+                plan = parse_plan(doc.pop("faults"))
+            policy = parse_policy(doc)
+            if args.state_file:
+                state.load(args.state_file)  # a bad file is an error now, not at start
+        except (OSError, yaml.YAMLError, PolicyError, PlanError, state.StateError) as err:
             print(f"promscaler-sandbox: --config {args.config}: {err}", file=sys.stderr)
             return 2
     if args.hpa_controller and args.horizontal_pod_autoscaler_sync_period <= 0:
@@ -149,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         pod_ready_delay=args.pod_ready_delay,
         admin_token=args.admin_token,
         hpa_controller=_hpa_config(args),
+        faults=plan,
+        state_file=args.state_file,
     )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(config))

@@ -16,6 +16,7 @@ import asyncio
 import base64
 import contextlib
 import logging
+import random
 import ssl
 import urllib.parse
 from dataclasses import dataclass
@@ -180,8 +181,10 @@ class Aggregator:
                 f'service/{t.service} in "{t.namespace}" is not listening on port {t.port}',
             )
         port_name = ports[0].get("name", "")
-        for host, port in self._endpoints(t, port_name):
-            return host, port
+        endpoints = self._endpoints(t, port_name)
+        if endpoints:
+            # kube-aggregator picks one ready endpoint at random per request (ResolveEndpoint)
+            return random.choice(endpoints)
         raise ResolveError(
             "MissingEndpoints",
             (

@@ -45,6 +45,8 @@ class RestContext:
     policy: Callable[[], auth.Policy]
     bookmark_interval: float
     watch_timeout: float
+    # the fault plan's say on a watch (sandbox.faults); None: watches as configured
+    watch_faults: Callable[[RequestInfo, WatchOptions], WatchOptions] | None = None
 
 
 def matcher(
@@ -180,13 +182,11 @@ async def _collection(
         if info.name:
             fields = (*fields, FieldRequirement("metadata.name", info.name))
         if info.verb == "watch":
+            options = _watch_options(ctx, query)
+            if ctx.watch_faults is not None:
+                options = ctx.watch_faults(info, options)
             return await serve_watch(
-                request,
-                api,
-                rt,
-                scope,
-                matches=matcher(api, rt, labels, fields),
-                options=_watch_options(ctx, query),
+                request, api, rt, scope, matches=matcher(api, rt, labels, fields), options=options
             )
         items = api.list(rt, scope, labels=labels, fields=fields)
         items, page_meta = paginate(items, query, rv=api.store.rv)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import shutil
@@ -19,12 +20,14 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sandbox import discovery, errors, hpa_identity, openapi
+from sandbox import discovery, errors, hpa_identity, openapi, state
 from sandbox.aggregator import Aggregator, seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
 from sandbox.certs import CertKey, issue, make_ca
 from sandbox.crds import Crds
+from sandbox.faultplan import FaultPlan
+from sandbox.faults import ADMIN_PATHS, Faults
 from sandbox.hpa_controller import HorizontalController, HpaControllerConfig
 from sandbox.operations import Api
 from sandbox.requestinfo import RequestInfo, parse
@@ -64,14 +67,19 @@ class SandboxConfig:
     # kube-controller-manager's HPA controller (`serve --hpa-controller`); None: not running
     hpa_controller: HpaControllerConfig | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
+    faults: FaultPlan | None = None  # faults injected from the start (sandbox.faultplan)
+    state_file: Path | None = None  # objects survive a restart here (sandbox.state)
 
 
 class Pki:
     """The sandbox's CAs and certificates, written as files under `dir`."""
 
-    def __init__(self, directory: Path, *, now: datetime, host: str) -> None:
+    def __init__(
+        self, directory: Path, *, now: datetime, host: str, cas: dict[str, CertKey] | None = None
+    ) -> None:
         self.dir = directory
-        self.cluster_ca = make_ca("sandbox-ca", now=now)
+        cas = cas or {}  # CAs kept from before a restart (--state-file)
+        self.cluster_ca = cas.get("cluster") or make_ca("sandbox-ca", now=now)
         serving = issue(
             self.cluster_ca,
             "kube-apiserver",
@@ -85,10 +93,10 @@ class Pki:
         self.client_ca_file = directory / "client-ca.crt"
         self.client_ca_file.write_bytes(self.cluster_ca.cert_pem)
         self.requestheader_ca_file = directory / "requestheader-ca.crt"
-        self.rotate_requestheader(now=now)
+        self.rotate_requestheader(now=now, ca=cas.get("requestheader"))
 
-    def rotate_requestheader(self, *, now: datetime) -> None:
-        self.requestheader_ca = make_ca("sandbox-front-proxy-ca", now=now)
+    def rotate_requestheader(self, *, now: datetime, ca: CertKey | None = None) -> None:
+        self.requestheader_ca = ca or make_ca("sandbox-front-proxy-ca", now=now)
         self.requestheader_ca_file.write_bytes(self.requestheader_ca.cert_pem)
         self.front_proxy: CertKey = issue(
             self.requestheader_ca, FRONT_PROXY_CN, now=now, client=True
@@ -136,6 +144,8 @@ class Sandbox:
             kubelet=self.config.simulate_kubelet,
         )
         self.crds = Crds(self.api, self.registry)
+        self.faults = Faults(self.config.faults)
+        self.faults.refuse = self.refuse_connections
         self.pki: Pki | None = None
         self.aggregator: Aggregator | None = None
         self.rest = RestContext(
@@ -144,8 +154,11 @@ class Sandbox:
             lambda: self.policy,
             self.config.bookmark_interval,
             self.config.watch_timeout,
+            self.faults.watch_options,
         )
         self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self.keeper = state.Keeper(self.config.state_file)
         self.port = 0
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -159,10 +172,20 @@ class Sandbox:
 
     async def start(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.pki = Pki(self.dir, now=self.config.clock(), host=self.config.host)
-        self._seed()
+        saved = self.keeper.load()
+        cas = state.cas(saved) if saved else None
+        self.pki = Pki(self.dir, now=self.config.clock(), host=self.config.host, cas=cas)
+        restored = state.restore(self.store, saved) if saved else []
+        if saved:
+            self._publish_authentication()
+        else:
+            self._seed()
         self.crds.start()
         self.workloads.start()
+        state.notify_restored(self.store, restored)
+        self.keeper.start(
+            self.store, {"cluster": self.pki.cluster_ca, "requestheader": self.pki.requestheader_ca}
+        )
         app = web.Application(client_max_size=4 * 1024 * 1024)
         app[SANDBOX] = self
         app.router.add_route("*", "/{tail:.*}", dispatch)
@@ -174,6 +197,7 @@ class Sandbox:
             self._runner, self.config.host, self.config.port, ssl_context=self.pki.server_context()
         )
         await site.start()
+        self._site = site
         server = site._server
         sockets = getattr(server, "sockets", None)
         assert sockets
@@ -194,6 +218,21 @@ class Sandbox:
         self.kubeconfig.write_text(yaml.safe_dump(self.kubeconfig_document()))
         self.kubeconfig.chmod(0o600)
 
+    async def refuse_connections(self, seconds: float) -> None:
+        """Stop listening for `seconds` (connections are refused), then listen again; open
+        watches end, and requests on open connections are dropped meanwhile (Faults)."""
+        if self._site is None or self._runner is None or self.pki is None:
+            return
+        await self._site.stop()
+        self.store.end_subscriptions()
+        await asyncio.sleep(seconds)
+        if self._runner is None:
+            return  # stopped meanwhile
+        self._site = web.TCPSite(
+            self._runner, self.config.host, self.port, ssl_context=self.pki.server_context()
+        )
+        await self._site.start()
+
     async def stop(self) -> None:
         """Stop serving and the controllers; safe to call more than once."""
         if self.hpa_controller:
@@ -202,6 +241,7 @@ class Sandbox:
         if self.aggregator:
             await self.aggregator.stop()
             self.aggregator = None
+        await self.keeper.stop()
         await self.workloads.stop()
         self.crds.stop()
         self.store.end_subscriptions()  # open watches end now rather than at shutdown_timeout
@@ -397,6 +437,11 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         user = sb.authenticate(request)
         info = parse(request.method, request.path, dict(request.query))
         sb.authorize(user, info)
+        if info.path in ADMIN_PATHS:
+            return await sb.faults.serve_admin(request, info)
+        injected = await sb.faults.before(request, info, user.name)
+        if injected is not None:
+            return injected
         if sb.aggregator and info.prefix == "apis" and info.group and info.version:
             target = sb.aggregator.route(info.group, info.version)
             if target is not None:
@@ -406,6 +451,8 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return await serve_resource(request, sb.rest, info, user)
     except errors.ApiError as err:
         return error_response(err)
+    except ConnectionResetError:
+        raise  # the client went away (a killed process): nobody to answer, nothing to log
     except Exception as err:  # a bug here must still answer with a Status, never a traceback
         log.exception("internal error on %s %s", request.method, request.path)
         return error_response(

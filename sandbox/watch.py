@@ -35,6 +35,8 @@ class WatchOptions:
     send_initial_events: bool = False
     bookmark_interval: float = 5.0  # seconds of quiet before a BOOKMARK (upstream: ~1 min)
     poll: float = 1.0  # seconds between checks that the client is still there
+    max_events: int = 0  # end the stream after this many change events (0: never; faults)
+    expire: bool = False  # answer a resume with 410 Expired whatever the history (faults)
 
 
 def _line(kind: str, encoded_object: bytes) -> bytes:
@@ -124,6 +126,8 @@ async def serve_watch(
                         backlog.append(event)
             except TooOld as err:
                 expired = str(err)
+            if options.expire:
+                expired = str(TooOld(start_rv, store.rv))
         snapshot_rv = store.rv
         response = web.StreamResponse(
             status=200,
@@ -176,6 +180,7 @@ async def _follow(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + options.timeout
     last_sent = loop.time()
+    sent = 0
     while not (sub.overflowed or sub.ended):
         now = loop.time()
         if now >= deadline:
@@ -201,6 +206,10 @@ async def _follow(
                 obj = api.view(rt, event[1])
                 # the object of a change is immutable: encode it once for all watchers
                 lines.append(_line(event[0], _encoded(change, event[0], obj)))
+        if options.max_events and sent + len(lines) >= options.max_events:
+            await stream.response.write(b"".join(lines[: options.max_events - sent]))
+            return  # cut, as a proxy or an API server restart would
+        sent += len(lines)
         if lines:
             await stream.response.write(b"".join(lines))  # one TLS record for a burst
             last_sent = loop.time()

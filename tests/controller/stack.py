@@ -349,9 +349,16 @@ def _start_adapter(
 
 
 @contextlib.asynccontextmanager
-async def e2e_stack(tmp: Path, *, adapter_args: tuple[str, ...] = ()) -> AsyncIterator[Stack]:
+async def e2e_stack(
+    tmp: Path,
+    *,
+    adapter_args: tuple[str, ...] = (),
+    adapter_prometheus: Callable[[str], str] | None = None,
+) -> AsyncIterator[Stack]:
     """The stack; `adapter_args` are extra flags for the sandbox's adapter (ignored on a real
-    cluster, whose adapter the chart runs)."""
+    cluster, whose adapter the chart runs). `adapter_prometheus(url)`: the URL the adapter
+    reads instead of the sandbox stack's Prometheus at `url` (a fault proxy in front of it);
+    metrics are still written to `url`."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -389,8 +396,9 @@ async def e2e_stack(tmp: Path, *, adapter_args: tuple[str, ...] = ()) -> AsyncIt
         async with Sandbox(config) as sb:
             kube = await connect(str(sb.kubeconfig))
             try:
+                read_from = adapter_prometheus(prom.url) if adapter_prometheus else prom.url
                 adapter, port = _start_adapter(
-                    tmp, sb.kubeconfig, prom.url, sb.pki.requestheader_ca_file, adapter_args
+                    tmp, sb.kubeconfig, read_from, sb.pki.requestheader_ca_file, adapter_args
                 )
                 await _register_adapter(kube, port)
                 stack = Stack(sb.kubeconfig, kube, prom, prom.url, tmp=tmp)

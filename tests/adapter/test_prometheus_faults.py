@@ -1,0 +1,109 @@
+"""The adapter behind the Prometheus fault proxy: each fault kind on its own, then recovery.
+
+Errors and hangs are a 503 Status within the adapter's timeout, never a 500 or a hang; data
+faults follow the documented NaN policy (docs/adapter.md); every request after the fault is
+cleared is answered from Prometheus again.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from adapter.server.app import build_app
+from sandbox.promfaults import PromFaultPlan, PromFaultProxy
+from tests.adapter.fakes import FakeLister
+from tests.adapter.stack import make_stack, series
+from tests.support.prometheus import remote_write
+
+pytestmark = pytest.mark.prometheus
+
+POD = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/web-1/gauge_value"
+EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"
+TIMEOUT = 1.0  # the adapter's --prometheus-timeout in these tests
+DATA = [
+    series("gauge_value", {"namespace": "default", "pod": "web-1"}, [1.5]),
+    series("queue_depth", {"queue": "orders"}, [42]),
+    series("queue_depth", {"queue": "emails"}, [7]),
+]
+OBJECTS = {("pods", "default"): {"web-1": {"app": "web"}}}
+
+
+@pytest.fixture
+async def proxied(prometheus, aiohttp_client):
+    await remote_write(prometheus.url, DATA)
+    async with PromFaultProxy(upstream=prometheus.url) as proxy:
+        stack = await make_stack(proxy.url, lister=FakeLister(OBJECTS), timeout=TIMEOUT)
+        await stack.discover()
+        client = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
+        try:
+            yield proxy, client
+        finally:
+            await stack.close()
+
+
+async def answer(client, path):
+    started = time.monotonic()
+    resp = await client.get(path)
+    return resp.status, await resp.json(), time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "pod_status", "external_names"),
+    [
+        ("error", {"error_code": 500}, 503, None),
+        ("error", {"error_code": 503}, 503, None),
+        ("hang", {"hang_seconds": 5}, 503, None),
+        ("latency", {"latency_seconds": 0.05}, 200, {"orders", "emails"}),
+        ("empty", {}, 404, set()),
+        ("nan", {}, 404, set()),
+        ("inf", {}, 404, set()),
+        ("partial", {}, 200, {"emails"}),  # Prometheus sorts: every other series kept
+    ],
+    ids=["500", "503", "hang", "latency", "empty", "nan", "inf", "partial-warnings"],
+)
+async def test_each_prometheus_fault_then_recovery(
+    proxied, kind, extra, pod_status, external_names
+):
+    proxy, client = proxied
+    proxy.set(PromFaultPlan(seed=1, rates={kind: 1.0}, **extra))
+    status, body, took = await answer(client, POD)
+    assert status == pod_status, body
+    assert status != 500
+    assert took < TIMEOUT + 1.5  # never a hang past the adapter's timeout
+    if status == 503:
+        assert (body["kind"], body["reason"]) == ("Status", "ServiceUnavailable")
+    status, body, took = await answer(client, EXTERNAL)
+    assert took < TIMEOUT + 1.5
+    if external_names is None:
+        assert (status, body["code"]) == (503, 503)
+    else:
+        assert status == 200
+        assert {i["metricLabels"]["queue"] for i in body["items"]} == external_names
+    assert proxy.injected[kind] >= 1
+
+    proxy.set(PromFaultPlan())
+    status, body, _ = await answer(client, POD)
+    assert (status, body["items"][0]["value"]) == (200, "1500m")
+    status, body, _ = await answer(client, EXTERNAL)
+    assert {i["metricLabels"]["queue"] for i in body["items"]} == {"orders", "emails"}
+
+
+async def test_a_seed_replays_the_same_faults(proxied):
+    proxy, client = proxied
+
+    async def statuses() -> list[int]:
+        proxy.set(PromFaultPlan(seed=9, rates={"error": 0.5}))
+        return [(await client.get(EXTERNAL)).status for _ in range(20)]
+
+    first = await statuses()
+    assert set(first) == {200, 503}
+    assert await statuses() == first
+
+
+def test_a_bad_plan_names_the_problem():
+    with pytest.raises(ValueError, match="unknown fault kind 'nope'"):
+        PromFaultPlan(rates={"nope": 0.1})
+    with pytest.raises(ValueError, match="at most 1 together"):
+        PromFaultPlan(rates={"error": 0.7, "hang": 0.7})
