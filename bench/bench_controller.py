@@ -263,21 +263,27 @@ class PassMeter:
         return (used / count if count else float("nan")), count
 
 
-async def compare_controls(st: Stack, n: int, passes: Callable[[], int], seconds: float) -> None:
-    meter = PassMeter(passes)
+async def compare_controls(st: Stack, n: int, durations: list[float], seconds: float) -> None:
+    """CPU per pass, and the pass duration (mostly waiting on the sandbox), without and with."""
+    meter = PassMeter(lambda: len(durations))
+    start = len(durations)
     await asyncio.sleep(seconds)
     plain, plain_n = meter.per_pass()
+    plain_p50 = percentile(durations[start:], 0.5)
     await add_controls(st, n)
     await settled(st)  # the spec changes' own passes and status writes are not measured
     await asyncio.sleep(seconds / 2)
     meter.per_pass()
+    start = len(durations)
     await asyncio.sleep(seconds)
     mixed, mixed_n = meter.per_pass()
+    mixed_p50 = percentile(durations[start:], 0.5)
     print(
         f"controller CPU per pass (busy shared machine): without controls "
         f"{plain * 1000:.2f} ms over {plain_n} passes; with half using activation, fallback "
         f"and a schedule {mixed * 1000:.2f} ms over {mixed_n} passes "
-        f"({100 * (mixed / plain - 1):+.1f}%)"
+        f"({100 * (mixed / plain - 1):+.1f}%); pass duration p50 {plain_p50 * 1000:.0f} ms "
+        f"-> {mixed_p50 * 1000:.0f} ms"
     )
 
 
@@ -470,9 +476,7 @@ async def main() -> None:
             periods=f"{args.periods} x {args.sync_period:.0f}s periods",
         )
         if args.controls:
-            await compare_controls(
-                st, args.autoscalers, lambda: len(lags), args.periods * args.sync_period
-            )
+            await compare_controls(st, args.autoscalers, durations, args.periods * args.sync_period)
         stop.set()
         await asyncio.wait_for(task, 30)
         if args.log_seconds:
