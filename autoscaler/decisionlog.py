@@ -60,7 +60,7 @@ def _encode(value: Any) -> str:
     return _dumps(value) if b"null" in data else data.decode()
 
 
-GATHER = 0.2  # seconds the writer waits after a write for more lines to gather
+GATHER = 1.0  # seconds the writer waits for more lines: a wake-up costs more than a line
 
 
 @dataclass(frozen=True)

@@ -123,9 +123,15 @@ def test_converged_compares_the_last_pass_in_the_window():
     ok = checks.converged(passes, {"a": 3}, after=after, before=before)
     assert (ok.looked_at, ok.breaches) == (1, 0)
     assert checks.converged(passes, {"a": 5}, after=after, before=before).breaches == 1
+    # a later pass that could not read the metric holds: the last one that could still counts
     failed = [*passes, entry(3, 3, failed=True, now="2026-01-01T00:00:30Z")]
-    assert checks.converged(failed, {"a": 3}, after=after, before=before).breaches == 1
+    assert checks.converged(failed, {"a": 3}, after=after, before=before).breaches == 0
+    only_failed = [entry(3, 3, failed=True, now="2026-01-01T00:00:30Z")]
+    assert checks.converged(only_failed, {"a": 3}, after=after, before=before).breaches == 1
     assert checks.converged([], {"a": 3}, after=after, before=before).breaches == 1
+    # the other replica's log may hold the later pass (a hand-over in the window)
+    other = [entry(3, 4, now="2026-01-01T00:00:40Z")]
+    assert checks.converged(passes + other, {"a": 4}, after=after, before=before).breaches == 0
 
 
 def samples(rss_per_hour, fds_step=0):
