@@ -21,6 +21,7 @@ from autoscaler.kube.cluster import AUTOSCALERS
 from autoscaler.kube.discovery import Discovery
 from autoscaler.kube.informer import Informer
 from autoscaler.kube.lease import LeaderElector, LeaseConfig
+from autoscaler.kube.shardlease import ShardElector
 from autoscaler.kube.targets import TargetWatcher
 from autoscaler.reconcile import ControllerOptions, Reconciler
 from autoscaler.selfmetrics import SelfMetrics, serving_context, start_health_server
@@ -39,6 +40,7 @@ class Settings:
     controller: ControllerConfig = field(default_factory=ControllerConfig)
     options: ControllerOptions = field(default_factory=ControllerOptions)
     leader_elect: bool = False
+    shards: int = 1  # > 1: shard Leases instead of one leader (autoscaler.kube.shardlease)
     lease: LeaseConfig = field(default_factory=LeaseConfig)
     metrics_host: str = "0.0.0.0"  # a pod serves its probes on all its interfaces
     metrics_port: int = 8080  # 0 disables the /metrics, /healthz, /readyz server
@@ -85,6 +87,8 @@ def _decide() -> Callable[[JSON], JSON]:
 async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     """Run until `stop` is set; then step down (release the lease) and close everything."""
     kube = await connect(settings.kubeconfig, request_timeout=settings.request_timeout)
+    identity = settings.lease.identity or _identity()
+    kube.set_user_agent(f"promscaler-autoscaler ({identity})")  # one replica in audit logs
     cluster = KubeCluster(kube)
     metrics = SelfMetrics()
     index = TargetIndex()
@@ -96,7 +100,12 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     holder: list[Controller] = []
     store = Informers(kube, settings.namespaces, lambda k, o: holder[0].on_event(k, o))
     controller = Controller(
-        reconciler, store, config=settings.controller, metrics=metrics, index=index
+        reconciler,
+        store,
+        config=settings.controller,
+        metrics=metrics,
+        index=index,
+        shards=settings.shards,
     )
     holder.append(controller)
     targets = TargetWatcher(kube, controller.on_drift)
@@ -121,10 +130,17 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     elector_task = None
     try:
         await _synced_or_stopped(store, stop)  # plan the first round from the complete list
-        if settings.leader_elect:
-            lease = settings.lease
-            if not lease.identity:
-                lease = LeaseConfig(**{**lease.__dict__, "identity": _identity()})
+        lease = LeaseConfig(**{**settings.lease.__dict__, "identity": identity})
+        if settings.shards > 1:
+            sharder = ShardElector(
+                kube,
+                lease,
+                shards=settings.shards,
+                on_gain=controller.gain_shards,
+                on_lose=controller.lose_shards,
+            )
+            elector_task = asyncio.create_task(sharder.run(stop))
+        elif settings.leader_elect:
             elector = LeaderElector(kube, lease, on_change=controller.set_leading)
             elector_task = asyncio.create_task(elector.run(stop))
         else:

@@ -7,6 +7,9 @@
 - A failed pass backs off per object (1s doubling up to the sync period), never globally.
 - Only the leader reconciles (with leader election on); losing the lease stops the workers at
   once, so a follower never writes.
+- Sharded (`shards` > 1): only the Autoscalers of the shards this replica holds are reconciled.
+  `lose_shards` stops their passes (cancels those in flight and waits for them) before the
+  elector gives the Leases up, so two replicas never write one object in a lease term.
 - Conflicts: every Autoscaler and HPA event updates the index of scalers by target; when the
   claims on a target change (one deleted, one added), its Autoscalers are reconciled at once,
   so deleting the one that acts hands control to the next within a pass.
@@ -28,6 +31,7 @@ from autoscaler.conflicts import HPA, TargetIndex, TargetKey
 from autoscaler.queue import WorkQueue
 from autoscaler.reconcile import PAUSE_ANNOTATIONS, Outcome, Reconciler
 from autoscaler.selfmetrics import SelfMetrics
+from autoscaler.sharding import shard_of
 
 __all__ = ["Controller", "ControllerConfig", "key_of"]
 
@@ -77,6 +81,7 @@ class Controller:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         monotonic: Callable[[], float] = time.monotonic,
         index: TargetIndex | None = None,
+        shards: int = 1,
     ) -> None:
         self._reconciler = reconciler
         self._store = store
@@ -93,6 +98,17 @@ class Controller:
         self._term = 0  # leadership terms; a worker stops when its term is over
         self.leading = False
         self.passes = 0  # completed passes, for tests and benchmarks
+        self.shards = shards  # how many shards the Autoscalers are split into (1: a leader)
+        self.owned: frozenset[int] = frozenset()  # the shards this replica reconciles
+        self._inflight: dict[str, asyncio.Task[Outcome]] = {}  # key -> its running pass
+        self._per_shard: dict[int, int] = {}  # shard -> Autoscalers in it (all shards)
+
+    def shard(self, key: str) -> int:
+        return shard_of(key, self.shards)
+
+    def owns(self, key: str) -> bool:
+        """Whether this replica reconciles `key` now."""
+        return self.leading and self.shard(key) in self.owned
 
     # ---- events from the store and the elector -------------------------------------------
     def on_event(self, kind: str, obj: JSON) -> None:
@@ -100,7 +116,8 @@ class Controller:
         key = key_of(obj)
         if kind == "DELETED":
             self.queue.forget(key)
-            self._generations.pop(key, None)
+            if self._generations.pop(key, None) is not None:
+                self._count(key, -1)
             self._failures.pop(key, None)
             meta = obj.get("metadata", {})
             self.metrics.forget(str(meta.get("namespace", "")), str(meta.get("name", "")))
@@ -113,10 +130,12 @@ class Controller:
             meta = obj.get("metadata", {})
             pause = tuple((meta.get("annotations") or {}).get(a) for a in PAUSE_ANNOTATIONS)
             seen = (meta.get("generation"), pause)
+            if key not in self._generations:
+                self._count(key, +1)
             if self._generations.get(key, object()) != seen:
                 self._generations[key] = seen
                 self._failures.pop(key, None)
-                if self.leading:  # a follower only remembers; leading starts a full round
+                if self.owns(key):  # a follower only remembers; leading starts a full round
                     self.queue.add(key, urgent=True)  # new, spec or pause changed: at once
         self.metrics.autoscalers.set(len(self._store.objects))
 
@@ -129,7 +148,7 @@ class Controller:
 
     def on_drift(self, key: str) -> None:
         """A held target's replicas moved (target watch): repair it now."""
-        if self.leading and key in self._store.objects:
+        if self.owns(key) and key in self._store.objects:
             self.queue.add(key, urgent=True)
 
     def _wake(self, targets: set[TargetKey], *, skip: str = "") -> None:
@@ -138,32 +157,96 @@ class Controller:
             return
         for target in targets:
             for key in self.index.claimants(target, "Autoscaler"):
-                if key != skip and key in self._store.objects:
+                if key != skip and key in self._store.objects and self.owns(key):
                     self.queue.add(key, urgent=True)
 
     def set_leading(self, leading: bool) -> None:
         """Start the workers on gaining leadership, cancel them on losing it."""
         if leading == self.leading:
             return
-        self.leading = leading
-        self.metrics.leader.set(1 if leading else 0)
         if leading:
-            keys = list(self._store.objects)
-            # a new leader starts with a full round; with many autoscalers it is spread over
-            # one sync period, or every later round stays one burst that lags behind
-            spread = self.config.sync_period if len(keys) > self.config.spread_above else 0.0
-            for key in keys:
-                self.queue.add(key, delay=random.uniform(0, spread))
+            self.gain_shards(frozenset(range(self.shards)))
+        else:
+            self._lose_all()
+
+    def gain_shards(self, shards: frozenset[int]) -> None:
+        """Start reconciling the Autoscalers of `shards` (their Leases are now ours)."""
+        new = shards - self.owned
+        if not new:
+            return
+        self.owned |= new
+        self._show_shards(direction="in", moved=new)
+        keys = [k for k in self._store.objects if self.shard(k) in new]
+        # a new holder starts with a full round; with many autoscalers it is spread over
+        # one sync period, or every later round stays one burst that lags behind
+        spread = self.config.sync_period if len(keys) > self.config.spread_above else 0.0
+        for key in keys:
+            self.queue.add(key, delay=random.uniform(0, spread))
+        if not self.leading:
+            self.leading = True
+            self.metrics.leader.set(1)
             self._term += 1
             self._workers = [
                 asyncio.create_task(self._work(self._term), name=f"worker-{i}")
                 for i in range(self.config.workers)
             ]
-        else:
-            self._end_term()
-            if self.holder is not None:  # a follower repairs nothing
-                for key in list(self._store.objects):
-                    self.holder.release(key)
+
+    async def lose_shards(self, shards: frozenset[int]) -> None:
+        """Stop writing for `shards`: no new pass starts, the running ones are cancelled and
+        waited for (bounded by the pass deadline). Returns once nothing of theirs is written."""
+        gone = shards & self.owned
+        if not gone:
+            return
+        if gone == self.owned:  # all of them: end the term (its workers stop)
+            workers = self._lose_all()
+            if workers:
+                await asyncio.wait(workers, timeout=self.config.pass_timeout + 1)
+            return
+        self.owned -= gone
+        self._show_shards(direction="out", moved=gone)
+        running = []
+        for key in [k for k in self._store.objects if self.shard(k) in gone]:
+            self._drop_key(key)
+            task = self._inflight.get(key)
+            if task is not None:
+                task.cancel()
+                running.append(task)
+        if running:
+            await asyncio.wait(running, timeout=self.config.pass_timeout + 1)
+
+    def _lose_all(self) -> list[asyncio.Task[None]]:
+        gone, self.owned = self.owned, frozenset()
+        self.leading = False
+        self.metrics.leader.set(0)
+        self._show_shards(direction="out", moved=gone)
+        workers = self._end_term()
+        for key in list(self._store.objects):  # a follower repairs nothing
+            self._drop_key(key)
+        return workers
+
+    def _drop_key(self, key: str) -> None:
+        """Forget what this replica knew of `key` beyond its spec: whoever holds its shard
+        next starts from the persisted status, and so does this one if the shard comes back."""
+        self.queue.forget(key)
+        if self.holder is not None:
+            self.holder.release(key)
+        if self.shards > 1:  # one leader keeps its memory across terms, as before sharding
+            self._reconciler.forget(key)
+
+    def _count(self, key: str, delta: int) -> None:
+        shard = self.shard(key)
+        self._per_shard[shard] = self._per_shard.get(shard, 0) + delta
+        if shard in self.owned:
+            self.metrics.shard_autoscalers.labels(str(shard)).set(self._per_shard[shard])
+
+    def _show_shards(self, *, direction: str, moved: frozenset[int]) -> None:
+        self.metrics.shards_held.set(len(self.owned))
+        self.metrics.shard_handoffs.labels(direction).inc(len(moved))
+        for shard in moved:
+            if direction == "in":
+                self.metrics.shard_autoscalers.labels(str(shard)).set(self._per_shard.get(shard, 0))
+            else:
+                self.metrics.shard_autoscalers.remove(str(shard))
 
     def _end_term(self) -> list[asyncio.Task[None]]:
         """Stop this term's workers: they check the term on every loop too, because a library
@@ -175,7 +258,7 @@ class Controller:
         return workers
 
     async def stop(self) -> None:
-        self.leading = False
+        self.leading, self.owned = False, frozenset()
         workers = self._end_term()
         if workers:
             # bounded: a worker stuck in a request still ends within one pass deadline
@@ -200,13 +283,20 @@ class Controller:
     async def _pass(self, key: str, due: float) -> tuple[float, bool] | None:
         """One pass; returns (seconds until the next, urgent) or None when deleted."""
         obj = self._store.objects.get(key)
-        if obj is None:
-            return None  # deleted meanwhile
+        if obj is None or not self.owns(key):
+            return None  # deleted meanwhile, or its shard was given up
         start = self._monotonic()
         self.metrics.lag.observe(max(0.0, start - due))
+        running = asyncio.ensure_future(self._reconciler.reconcile(obj, now=self._clock()))
+        self._inflight[key] = running  # so that giving its shard up can cancel it
         try:
             async with asyncio.timeout(self.config.pass_timeout):
-                outcome = await self._reconciler.reconcile(obj, now=self._clock())
+                outcome = await running
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if (task is not None and task.cancelling()) or not running.cancelled():
+                raise
+            return None  # its shard was given up mid-pass (lose_shards)
         except TimeoutError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # a cancellation, not our deadline
@@ -215,6 +305,8 @@ class Controller:
         except Exception as e:  # a bug must not kill the worker; log it with the object's name
             log.exception("reconcile %s failed", key, extra={"autoscaler": key})
             outcome = Outcome(reason="InternalError", error=str(e))
+        finally:
+            self._inflight.pop(key, None)
         self.metrics.duration.observe(self._monotonic() - start)
         self.passes += 1
         return self._account(key, outcome)

@@ -222,6 +222,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="holder identity (default: hostname_pid)",
     )
+    g.add_argument(
+        "--shards",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="split the Autoscalers into N shards, each a Lease <resource-name>-shard-<k>; "
+        "replicas share them fairly (ceil(N / live replicas) each) and reconcile only the "
+        "Autoscalers of the shards they hold. 1: one leader (with --leader-elect). Uses the "
+        "lease flags above whether or not --leader-elect is given",
+    )
     decisionlog.add_flags(p, positive_int=_positive_int)
     g = p.add_argument_group("serving")
     g.add_argument(
@@ -290,6 +300,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
             downscale_stabilization=args.controller_downscale_stabilization,
         ),
         leader_elect=args.leader_elect,
+        shards=args.shards,
         lease=LeaseConfig(
             name=args.leader_elect_resource_name,
             namespace=args.leader_elect_resource_namespace,

@@ -88,6 +88,23 @@ class SelfMetrics:
             ["reason"],
             registry=r,
         )
+        self.shards_held = Gauge(
+            "promscaler_autoscaler_shards_held",
+            "Shards this instance holds and reconciles (1 for a leader without sharding).",
+            registry=r,
+        )
+        self.shard_handoffs = Counter(
+            "promscaler_autoscaler_shard_handoffs",
+            "Shards taken (direction=in) and given up or lost (direction=out).",
+            ["direction"],
+            registry=r,
+        )
+        self.shard_autoscalers = Gauge(
+            "promscaler_autoscaler_shard_autoscalers",
+            "Autoscalers in each shard this instance holds (summed over instances: all).",
+            ["shard"],
+            registry=r,
+        )
         self.per_autoscaler = PerAutoscaler(r)
         register_asyncio_tasks(r, prefix="promscaler_autoscaler")
 

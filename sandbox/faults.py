@@ -56,6 +56,7 @@ class Faults:
         self.injected: Counter[str] = Counter()  # fault kind -> count
         self.scale_writes: deque[dict[str, Any]] = deque(maxlen=SCALE_WRITES_KEPT)
         self.scale_write_count = 0
+        self.status_writes: deque[dict[str, Any]] = deque(maxlen=SCALE_WRITES_KEPT)
         self.refuse: Callable[[float], Awaitable[None]] | None = None  # set by the Sandbox
         self._refusing_until = 0.0
         self.set(plan or FaultPlan())
@@ -92,8 +93,8 @@ class Faults:
             ):
                 self._inject(f"http{rule.code}", info)
                 return _error_response(rule.code, rule.retry_after, info)
-        if info.subresource == "scale" and info.verb in ("update", "patch"):
-            self._audit(info, user)
+        if info.subresource in ("scale", "status") and info.verb in ("update", "patch"):
+            self._audit(info, user, request.headers.get("User-Agent", ""))
         return None
 
     def watch_options(self, info: RequestInfo, options: WatchOptions) -> WatchOptions:
@@ -132,18 +133,21 @@ class Faults:
             self.injected[kind],
         )
 
-    def _audit(self, info: RequestInfo, user: str) -> None:
+    def _audit(self, info: RequestInfo, user: str, agent: str) -> None:
+        entry = {
+            "time": self.clock(),
+            "user": user,
+            "agent": agent,  # the client's User-Agent: which replica, where they share a user
+            "verb": info.verb,
+            "resource": info.resource,
+            "namespace": info.namespace,
+            "name": info.name,
+        }
+        if info.subresource == "status":
+            self.status_writes.append(entry)
+            return
         self.scale_write_count += 1
-        self.scale_writes.append(
-            {
-                "time": self.clock(),
-                "user": user,
-                "verb": info.verb,
-                "resource": info.resource,
-                "namespace": info.namespace,
-                "name": info.name,
-            }
-        )
+        self.scale_writes.append(entry)
 
     # ---- the admin endpoints -------------------------------------------------------------
 
@@ -182,6 +186,7 @@ class Faults:
             "requests": [{"verb": v, "resource": r, "count": n} for (v, r), n in counts],
             "injected": dict(self.injected),
             "scaleWrites": writes,
+            "statusWrites": list(self.status_writes),  # all kept (no `since`)
             "next": self.scale_write_count,
         }
 

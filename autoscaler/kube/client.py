@@ -83,6 +83,10 @@ class KubeClient:
     async def close(self) -> None:
         await self._api.close()
 
+    def set_user_agent(self, agent: str) -> None:
+        """How the API server's audit log names this client (client-go sends one too)."""
+        self._api.user_agent = agent
+
     async def request(
         self,
         method: str,

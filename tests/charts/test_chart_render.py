@@ -307,6 +307,35 @@ def test_autoscaler_runs_with_leader_election(helm: Helm) -> None:
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
 
 
+def test_sharded_autoscaler_shares_leases_and_survives_a_drain(helm: Helm) -> None:
+    rendered = helm.template({"autoscaler": {"replicas": 3, "shards": 8, "leaderElect": False}})
+    dep = rendered.get("Deployment", AUTOSCALER)
+    assert dep["spec"]["replicas"] == 3
+    args = container(rendered, AUTOSCALER)["args"]
+    assert "--shards=8" in args
+    assert "--leader-elect" not in args  # the shard Leases replace the one leader
+    assert f"--leader-elect-resource-namespace={NAMESPACE}" in args
+    assert f"--leader-elect-resource-name={AUTOSCALER}" in args
+    lease = rendered.get("Role", f"{AUTOSCALER}-leader-election")
+    assert {"list", "create", "update", "delete"} <= set(lease["rules"][0]["verbs"])
+    pdb = rendered.get("PodDisruptionBudget", AUTOSCALER)
+    assert pdb["spec"]["maxUnavailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+    (term,) = dep["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"][
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+
+
+def test_one_autoscaler_replica_has_no_pdb_and_one_shard_means_a_leader(helm: Helm) -> None:
+    rendered = helm.template({"autoscaler": {"replicas": 1}})
+    pdbs = [p["metadata"]["name"] for p in rendered.of_kind("PodDisruptionBudget")]
+    assert AUTOSCALER not in pdbs  # a PDB over one pod would block every drain
+    args = container(helm.template(), AUTOSCALER)["args"]
+    assert "--leader-elect" in args
+    assert not [a for a in args if a.startswith("--shards")]
+
+
 def test_adapter_is_highly_available(helm: Helm) -> None:
     rendered = helm.template()
     dep = rendered.get("Deployment", ADAPTER)
@@ -515,6 +544,12 @@ def test_service_monitors_scrape_both_programs(helm: Helm) -> None:
             {"autoscaler": {"leaderElect": False}},
             "leaderElect",
             id="two-controllers-without-election",
+        ),
+        pytest.param({"autoscaler": {"shards": 0}}, "shards", id="zero-shards"),
+        pytest.param(
+            {"autoscaler": {"podDisruptionBudget": {"minAvailable": 1}}},
+            "minAvailable",
+            id="pdb-takes-max-unavailable",
         ),
         pytest.param(
             {

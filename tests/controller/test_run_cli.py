@@ -56,6 +56,8 @@ def test_flags_become_settings():
             "0.2",
             "--controller-downscale-stabilization",
             "1m",
+            "--shards",
+            "8",
         ]
     )
     s = settings_from(args)
@@ -71,6 +73,7 @@ def test_flags_become_settings():
     assert s.lease.renew_deadline == 10
     assert s.options.tolerance == 0.2
     assert s.options.downscale_stabilization == 60
+    assert s.shards == 8
 
 
 @pytest.mark.parametrize(
@@ -78,6 +81,7 @@ def test_flags_become_settings():
     [
         pytest.param(["--sync-period", "fast"], "--sync-period", id="bad-duration"),
         pytest.param(["--workers", "0"], "--workers", id="zero-workers"),
+        pytest.param(["--shards", "0"], "--shards", id="zero-shards"),
         pytest.param(["--metrics-port", "70000"], "--metrics-port", id="bad-port"),
         pytest.param(["--bogus"], "unrecognized", id="unknown-flag"),
         pytest.param(["--tls-cert-file", "c.pem"], "--tls-private-key-file", id="cert-without-key"),
