@@ -11,6 +11,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 # what needs the sandbox, by test: everything else must run unchanged on a real cluster
 SANDBOX_ONLY = {
+    "e2e/test_autoscaler_sharding.py::test_lease_errors_and_latency_never_make_two_writers",
+    "e2e/test_autoscaler_sharding.py::test_three_replicas_share_eight_shards_through_a_kill_and_a_restart",
     "e2e/test_autoscaler_faults.py::test_failed_scale_writes_hold_replicas_back_off_and_recover[503]",
     "e2e/test_autoscaler_faults.py::test_failed_scale_writes_hold_replicas_back_off_and_recover[409-conflict]",
     "e2e/test_autoscaler_faults.py::test_cut_and_expired_watches_resume_without_a_relist_storm",
