@@ -477,5 +477,10 @@ async def hung_prometheus(st: Stack) -> None:
     await eventually(replicas(st, "fb", 2), timeout=15, what="recovered: 2")
     assert time.monotonic() - thawed >= 0.9 * SYNC, "two good passes in a row take a period"
     await eventually(event(st, "fb", "FallbackDeactivated"), timeout=5)
-    health = (await status_field(st, "fb", "metricHealth"))[0]
+
+    async def recovered() -> dict[str, Any] | None:  # the event comes before the pass's status
+        health = (await status_field(st, "fb", "metricHealth"))[0]
+        return health if health["fallback"] is False else None
+
+    health = await eventually(recovered, timeout=5, what="metricHealth out of fallback")
     assert health["consecutiveSuccesses"] >= FALLBACK["recoveryThreshold"]

@@ -70,6 +70,22 @@ async def hpa_condition(st: Stack, name: str, type_: str) -> dict:
     return {}
 
 
+async def hpa_reason(st: Stack, name: str, type_: str, reason: str) -> dict | None:
+    """The condition once it has `reason` (a pass writes its status last)."""
+    cond = await hpa_condition(st, name, type_)
+    return cond if cond.get("reason") == reason else None
+
+
+async def pods_metric_served(st: Stack, app: str, *, version: str = "v1beta2") -> bool:
+    """The adapter's discovery has seen the pods' series (it relists every second)."""
+    path = f"/apis/custom.metrics.k8s.io/{version}/namespaces/{st.namespace}/pods/*/"
+    return await st.served(path + "e2e_requests_per_pod", label_selector=f"app={app}")
+
+
+async def rescale_events(st: Stack, name: str) -> list[dict]:
+    return [e for e in await hpa_events(st, name) if e["reason"] == "SuccessfulRescale"]
+
+
 async def hpa_events(st: Stack, name: str) -> list[dict]:
     doc = await st.kube.request("GET", f"/api/v1/namespaces/{st.namespace}/events")
     return [
@@ -135,10 +151,11 @@ async def test_pods_metric_scales_a_deployment_up_and_down(stack: Stack):
     await st.deployment("web", 1)
     async with feeding(st, "web", total):
         await eventually(lambda: st.pods("web"), timeout=10, what="a pod")
-        await asyncio.sleep(1.5)  # the adapter's discovery sees the series
+        await eventually(lambda: pods_metric_served(st, "web"), timeout=WAIT, what="the metric")
         await create_hpa(st, "web", spec)
         await eventually(lambda: replicas_are(st, "web", 4), timeout=WAIT, what="4 replicas")
-        rescales = [e for e in await hpa_events(st, "web") if e["reason"] == "SuccessfulRescale"]
+        # the HPA controller writes the scale, then records the event (upstream's order)
+        rescales = await eventually(lambda: rescale_events(st, "web"), timeout=WAIT)
         assert rescales[0]["message"] == (
             "New size: 4; reason: pods metric e2e_requests_per_pod above target"
         )
@@ -147,13 +164,18 @@ async def test_pods_metric_scales_a_deployment_up_and_down(stack: Stack):
             await check_kubectl_get_and_describe(st)
         total[0] = 15.0  # 15 over 4 pods: 3.75 a pod, ceil(4 x 0.375) = 2
         await eventually(lambda: replicas_are(st, "web", 2), timeout=WAIT, what="2 replicas")
-        obj = await st.kube.request("GET", f"{hpas(st)}/web")
-        assert obj["status"]["desiredReplicas"] == 2
-        assert (
-            obj["status"]["currentMetrics"][0]["pods"]["metric"]["name"] == "e2e_requests_per_pod"
-        )
-        down = [e for e in await hpa_events(st, "web") if "below target" in e["message"]]
-        assert down, "a SuccessfulRescale event for the scale-down"
+
+        async def decided():  # scale, event, then status: the status comes last
+            status = (await st.kube.request("GET", f"{hpas(st)}/web")).get("status") or {}
+            return status if status.get("desiredReplicas") == 2 else None
+
+        status = await eventually(decided, timeout=WAIT, what="desiredReplicas 2")
+        assert status["currentMetrics"][0]["pods"]["metric"]["name"] == "e2e_requests_per_pod"
+
+        async def down():
+            return [e for e in await hpa_events(st, "web") if "below target" in e["message"]]
+
+        assert await eventually(down, timeout=WAIT), "a SuccessfulRescale event for the scale-down"
 
 
 async def check_kubectl_get_and_describe(st: Stack) -> None:
@@ -221,12 +243,17 @@ async def test_external_metric_with_min_zero_scales_to_zero_and_wakes(stack: Sta
     await st.deployment("batch", 2)
     await create_hpa(st, "batch", spec)
     await eventually(lambda: replicas_are(st, "batch", 0), timeout=WAIT, what="zero")
-    cond = await eventually(lambda: hpa_condition(st, "batch", "ScaledToZero"), timeout=WAIT)
-    assert (cond["status"], cond["reason"]) == ("True", "ScaledToZero")
+    # the status is written after the scale: poll for the condition's new reason
+    cond = await eventually(
+        lambda: hpa_reason(st, "batch", "ScaledToZero", "ScaledToZero"), timeout=WAIT
+    )
+    assert cond["status"] == "True"
     await st.queue("native-batch", 30)  # 30 against 10 a pod: 3 replicas
     await eventually(lambda: replicas_are(st, "batch", 3), timeout=WAIT, what="wake up")
-    cond = await hpa_condition(st, "batch", "ScaledToZero")
-    assert (cond["status"], cond["reason"]) == ("False", "NotScaledToZero")
+    cond = await eventually(
+        lambda: hpa_reason(st, "batch", "ScaledToZero", "NotScaledToZero"), timeout=WAIT
+    )
+    assert cond["status"] == "False"
 
 
 @pytest.mark.sandbox_only(
@@ -250,7 +277,9 @@ async def test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas(stack: S
     await st.deployment("legacy", 1)
     async with feeding(st, "legacy", total):
         await eventually(lambda: st.pods("legacy"), timeout=10, what="a pod")
-        await asyncio.sleep(1.5)
+        await eventually(
+            lambda: pods_metric_served(st, "legacy", version="v1beta1"), timeout=WAIT, what="metric"
+        )
         await create_hpa(
             st,
             "legacy",
@@ -263,8 +292,10 @@ async def test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas(stack: S
             },
         )
         await eventually(lambda: replicas_are(st, "legacy", 2), timeout=WAIT, what="2 replicas")
-        cond = await hpa_condition(st, "legacy", "ScalingActive")
-        assert cond["reason"] == "ValidMetricFound"
+        cond = await eventually(
+            lambda: hpa_reason(st, "legacy", "ScalingActive", "ValidMetricFound"), timeout=WAIT
+        )
+        assert cond["status"] == "True"
     st.prometheus.close()  # the adapter can no longer answer: the metric fails
 
     async def failing():

@@ -174,5 +174,10 @@ async def test_an_autoscaler_without_metrics_defaults_to_cpu_80_percent(stack: S
     async with st.controller(options=ControllerOptions(cpu_initialization_period=0)):
         # ceil(1 x 300 / 80) = 4; then 75m each is 75%, inside the 10% tolerance of 80%
         await eventually(lambda: replicas_are(st, "api", 4), timeout=30, what="4 replicas")
-        status = (await st.get_autoscaler("api"))["status"]
+
+        async def decided() -> dict | None:  # a pass writes its status after the scale
+            status = (await st.get_autoscaler("api")).get("status") or {}
+            return status if status.get("desiredReplicas") == 4 else None
+
+        status = await eventually(decided, timeout=5, what="the status of the pass")
         assert status["targets"].endswith("/80%"), status["targets"]

@@ -17,16 +17,23 @@ pytestmark = pytest.mark.prometheus
 RULES = (Path(__file__).parent / "rules" / "data" / "legacy-defaults.yaml").read_text()
 POD = {"namespace": "default", "pod": "web-1", "container": "app"}
 POD2 = {"namespace": "default", "pod": "web-2", "container": "app"}
-DATA = [
-    series("container_cpu_usage_seconds_total", POD, [0, 15, 30]),
-    series("container_cpu_usage_seconds_total", POD2, [0, 30, 60]),
-    series("container_network_receive_bytes_total", POD, [0, 150, 300]),
-    series("container_memory_working_set_bytes", POD, [1000, 2000]),
-    series("queue_length", {"namespace": "default", "service": "api"}, [5]),
-    series("http_requests_total", {"namespace": "default", "pod": "web-1"}, [0, 15, 30]),
-    series("http_requests_total", {"namespace": "default", "pod": "web-2"}, [0, 15, 30]),
-    series("process_cpu_seconds_total", {"namespace": "default", "pod": "web-1"}, [0, 1, 2]),
-]
+
+
+def data() -> list:
+    """The series, ending a few seconds before now: built when written, never at import (a
+    suite running for minutes would otherwise age them out of rate windows and lookback)."""
+    return [
+        series("container_cpu_usage_seconds_total", POD, [0, 15, 30]),
+        series("container_cpu_usage_seconds_total", POD2, [0, 30, 60]),
+        series("container_network_receive_bytes_total", POD, [0, 150, 300]),
+        series("container_memory_working_set_bytes", POD, [1000, 2000]),
+        series("queue_length", {"namespace": "default", "service": "api"}, [5]),
+        series("http_requests_total", {"namespace": "default", "pod": "web-1"}, [0, 15, 30]),
+        series("http_requests_total", {"namespace": "default", "pod": "web-2"}, [0, 15, 30]),
+        series("process_cpu_seconds_total", {"namespace": "default", "pod": "web-1"}, [0, 1, 2]),
+    ]
+
+
 OBJECTS = {("pods", "default"): {"web-1": {"app": "web"}, "web-2": {"app": "web"}}}
 CM = "/apis/custom.metrics.k8s.io/v1beta2"
 
@@ -74,7 +81,7 @@ CASES = [
 
 @pytest.fixture
 async def client(aiohttp_client, prometheus):
-    await remote_write(prometheus.url, DATA)
+    await remote_write(prometheus.url, data())
     stack = await make_stack(prometheus.url, lister=FakeLister(OBJECTS), rules=RULES)
     await stack.discover()
     yield await aiohttp_client(build_app(stack.provider))

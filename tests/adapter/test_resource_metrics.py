@@ -49,21 +49,25 @@ def pod(name, container, ns="default"):
     return {"namespace": ns, "pod": name, "container": container}
 
 
-DATA = [
-    series("t_cpu", pod("web-1", "app"), [0.25]),
-    series("t_cpu", pod("web-1", "sidecar"), [0.0015]),
-    series("t_mem", pod("web-1", "app"), [64 * 2**20]),
-    series("t_mem", pod("web-1", "sidecar"), [1536]),
-    series("t_cpu", pod("web-2", "app"), [0.5]),  # no memory: left out
-    series("t_cpu", pod("web-3", "app"), [math.nan]),  # NaN -> 0
-    series("t_mem", pod("web-3", "app"), [-5]),  # negative -> 0
-    series("t_mem", pod("web-3", "log"), [2048]),  # memory only: cpu 0
-    series("t_cpu", pod("api-1", "app", "prod"), [2]),
-    series("t_mem", pod("api-1", "app", "prod"), [10**9]),
-    series("t_node_cpu", {"node": "node-a"}, [1.5]),
-    series("t_node_mem", {"node": "node-a"}, [4 * 2**30]),
-    series("t_node_cpu", {"node": "node-b"}, [0.75]),  # no memory: left out
-]
+def data() -> list:
+    """The series, ending a few seconds before now: built when written, never at import (a
+    suite running for minutes would otherwise age them out of rate windows and lookback)."""
+    return [
+        series("t_cpu", pod("web-1", "app"), [0.25]),
+        series("t_cpu", pod("web-1", "sidecar"), [0.0015]),
+        series("t_mem", pod("web-1", "app"), [64 * 2**20]),
+        series("t_mem", pod("web-1", "sidecar"), [1536]),
+        series("t_cpu", pod("web-2", "app"), [0.5]),  # no memory: left out
+        series("t_cpu", pod("web-3", "app"), [math.nan]),  # NaN -> 0
+        series("t_mem", pod("web-3", "app"), [-5]),  # negative -> 0
+        series("t_mem", pod("web-3", "log"), [2048]),  # memory only: cpu 0
+        series("t_cpu", pod("api-1", "app", "prod"), [2]),
+        series("t_mem", pod("api-1", "app", "prod"), [10**9]),
+        series("t_node_cpu", {"node": "node-a"}, [1.5]),
+        series("t_node_mem", {"node": "node-a"}, [4 * 2**30]),
+        series("t_node_cpu", {"node": "node-b"}, [0.75]),  # no memory: left out
+    ]
+
 
 PODS = {
     ("default", "web-1"): {"app": "web"},
@@ -111,7 +115,7 @@ def make_app(url: str, rules: str = RULES, *, lister=None, timeout: float = 2.0)
 
 @pytest.fixture
 async def client(aiohttp_client, prometheus):
-    await remote_write(prometheus.url, DATA)
+    await remote_write(prometheus.url, data())
     app, prom_client = make_app(prometheus.url)
     yield await aiohttp_client(app)
     await prom_client.close()

@@ -195,6 +195,16 @@ class Stack:
             return False
         return bool(doc.get("items"))
 
+    async def served(self, path: str, *, label_selector: str = "") -> bool:
+        """True once the metrics API `path` answers with items through the API server: the
+        adapter's discovery has seen the series (it relists every second on the sandbox)."""
+        query = [("labelSelector", label_selector)] if label_selector else []
+        try:
+            doc = await self.kube.request("GET", path, query=query)
+        except KubeError:
+            return False
+        return bool(doc.get("items"))
+
     async def queue_gone(self, queue: str) -> None:
         """End the queue's series now (a staleness marker): its metric fails until written."""
         await self.write("e2e_queue_depth", {"queue": queue}, STALE_NAN)
