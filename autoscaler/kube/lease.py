@@ -61,7 +61,7 @@ class LeaderElector:
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            ok = await self._try()
+            ok = await self._attempt()
             now = self._clock()
             if ok:
                 self._last_renew = now
@@ -80,6 +80,20 @@ class LeaderElector:
             self.leading = leading
             log.info("leader election: %s", "leading" if leading else "following")
             self._on_change(leading)
+
+    async def _attempt(self) -> bool:
+        """One round; while leading, bounded by what is left of the renew deadline, as
+        client-go bounds its renewal: a leader whose renewal hangs (a slow API server) must
+        stop acting before `renew_deadline`, while a follower still waits out the lease."""
+        if not self.leading:
+            return await self._try()
+        left = self.config.renew_deadline - (self._clock() - self._last_renew)
+        try:
+            async with asyncio.timeout(max(left, 0.0)):
+                return await self._try()
+        except TimeoutError:
+            log.warning("leader election: renewal of %s timed out", self.config.name)
+            return False
 
     async def _try(self) -> bool:
         """One acquire-or-renew round; True when we hold the lease afterwards."""
