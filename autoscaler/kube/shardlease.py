@@ -70,11 +70,31 @@ class ShardElector:
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            await self.round()
+            await self.bounded_round()
             if await sleep_or_stop(stop, self.config.retry_period):
                 break
         await self._give_up(frozenset(self.held), release=True)
         await self._leave()
+
+    async def bounded_round(self) -> None:
+        """A round cut short when a held shard's renew deadline comes first: a hung API server
+        must not keep this replica writing for a shard that another may take over once the
+        lease runs out (client-go bounds its renewal the same way)."""
+        try:
+            async with asyncio.timeout(self._budget()):
+                await self.round()
+        except TimeoutError:
+            now = self._clock()
+            late = overdue(self._renewed, now=now, renew_deadline=self.config.renew_deadline)
+            log.warning("sharding: a round outlived the renew deadline; stopping %s", sorted(late))
+            await self._give_up(late, release=False)  # no API call: the server is not answering
+
+    def _budget(self) -> float | None:
+        """Seconds until the earliest renew deadline of a held shard; None when none is held."""
+        if not self._renewed:
+            return None
+        first = min(self._renewed.values()) + self.config.renew_deadline
+        return max(0.0, first - self._clock())
 
     async def round(self) -> None:
         now = self._clock()

@@ -88,10 +88,13 @@ class LeaseApi:
         self.leases: dict[str, dict[str, Any]] = {}
         self.versions = itertools.count(1)
         self.down = False
+        self.hang = False  # every request waits forever (an API server that stopped answering)
         self.calls = 0
 
     async def request(self, method: str, path: str, *, query=(), body=None, **_: Any) -> Any:
         self.calls += 1
+        if self.hang:
+            await asyncio.Event().wait()
         if self.down:
             raise KubeUnavailable(503, "ServiceUnavailable", "down")
         name = path.rsplit("/", 1)[1]
@@ -200,3 +203,30 @@ async def test_an_api_that_fails_everything_stops_the_holder_before_the_lease_la
     if stopped:
         assert a.held == {}
         assert clock.now < 15, "stopped before anyone could see the lease expire"
+
+
+async def test_a_hung_api_stops_the_holder_at_the_renew_deadline() -> None:
+    """A renewal that never returns must not keep the replica writing: the round is cut at the
+    earliest renew deadline and the late shards are given up without waiting for the server."""
+    api, lost = LeaseApi(), []
+    config = LeaseConfig(name="pas", identity="a", lease_duration=1.5, renew_deadline=0.5)
+
+    async def on_lose(shards: frozenset[int]) -> None:
+        lost.append(shards)
+
+    a = ShardElector(
+        api,  # type: ignore[arg-type]
+        config,
+        shards=SHARDS,
+        on_gain=lambda shards: None,
+        on_lose=on_lose,
+    )
+    await a.bounded_round()
+    assert sorted(a.held) == list(range(SHARDS))
+    api.hang = True
+    start = asyncio.get_running_loop().time()
+    await asyncio.wait_for(a.bounded_round(), timeout=5)  # returns: the round was cut short
+    took = asyncio.get_running_loop().time() - start
+    assert a.held == {}
+    assert lost == [frozenset(range(SHARDS))]
+    assert took < config.lease_duration, "stopped before anyone could see the lease expire"
