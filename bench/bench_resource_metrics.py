@@ -25,29 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_adapter import _pct, _session, _timed  # noqa: E402
+from sandbox.cadvisor import resource_rules  # noqa: E402
 from sandbox.prometheus import PrometheusServer, free_port, remote_write  # noqa: E402
 
 PODS = [f"web-{i:04d}-7f9c6d5b8-x{i % 97:02d}" for i in range(1000)]
-RULES = """
-resourceRules:
-  cpu:
-    containerQuery: >-
-      sum by (<<.GroupBy>>)
-      (rate(container_cpu_usage_seconds_total{container!="",<<.LabelMatchers>>}[1m]))
-    nodeQuery: >-
-      sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{id="/",<<.LabelMatchers>>}[1m]))
-    resources: &r
-      overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}
-    containerLabel: container
-  memory:
-    containerQuery: >-
-      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{container!="",<<.LabelMatchers>>})
-    nodeQuery: >-
-      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{id="/",<<.LabelMatchers>>})
-    resources: *r
-    containerLabel: container
-  window: 1m
-"""
+RULES = resource_rules("1m")
 PATH = "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods"
 
 

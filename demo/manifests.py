@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import certs
+from sandbox.cadvisor import resource_rules
 
 NAMESPACE = "demo"
 ADAPTER_NAMESPACE = "promscaler"
@@ -88,29 +89,9 @@ externalRules:
     overrides:
       namespace: {resource: "namespace"}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-resourceRules:
-  cpu:
-    containerQuery: >-
-      sum by (<<.GroupBy>>)
-      (rate(container_cpu_usage_seconds_total{container!="",<<.LabelMatchers>>}[10s]))
-    nodeQuery: >-
-      sum by (<<.GroupBy>>)
-      (rate(container_cpu_usage_seconds_total{id="/",<<.LabelMatchers>>}[10s]))
-    resources: &resources
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-    containerLabel: container
-  memory:
-    containerQuery: >-
-      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{container!="",<<.LabelMatchers>>})
-    nodeQuery: >-
-      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{id="/",<<.LabelMatchers>>})
-    resources: *resources
-    containerLabel: container
-  window: 10s
 """
+# metrics.k8s.io from the sandbox's simulated cAdvisor (kubectl top works on the demo stack)
+RULES += resource_rules("10s")
 
 
 def adapter_serving_cert(directory: Path) -> tuple[bytes, Path, Path]:

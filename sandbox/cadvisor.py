@@ -39,7 +39,16 @@ from sandbox.operations import Api
 from sandbox.prometheus import Series, remote_write
 from sandbox.store import Obj
 
-__all__ = ["CPU", "CPU_TOTAL", "MEMORY", "Cadvisor", "ContainerLoad", "container_loads", "readings"]
+__all__ = [
+    "CPU",
+    "CPU_TOTAL",
+    "MEMORY",
+    "Cadvisor",
+    "ContainerLoad",
+    "container_loads",
+    "readings",
+    "resource_rules",
+]
 
 log = logging.getLogger(__name__)
 
@@ -294,3 +303,32 @@ class Cadvisor:
         if self._failing:
             log.info("cadvisor: remote write to %s works again", self.url)
         self._failing = False
+
+
+def resource_rules(window: str) -> str:
+    """The rule file's `resourceRules` that read what this simulated cAdvisor writes, as
+    prometheus-adapter's documented kubelet rules do, with `window` as the rate range and the
+    reported window (short in tests and the demo: the series are written every second)."""
+    return f"""resourceRules:
+  cpu:
+    containerQuery: >-
+      sum by (<<.GroupBy>>)
+      (rate(container_cpu_usage_seconds_total{{container!="",<<.LabelMatchers>>}}[{window}]))
+    nodeQuery: >-
+      sum by (<<.GroupBy>>)
+      (rate(container_cpu_usage_seconds_total{{id="/",<<.LabelMatchers>>}}[{window}]))
+    resources: &resources
+      overrides:
+        node: {{resource: node}}
+        namespace: {{resource: namespace}}
+        pod: {{resource: pod}}
+    containerLabel: container
+  memory:
+    containerQuery: >-
+      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{{container!="",<<.LabelMatchers>>}})
+    nodeQuery: >-
+      sum by (<<.GroupBy>>) (container_memory_working_set_bytes{{id="/",<<.LabelMatchers>>}})
+    resources: *resources
+    containerLabel: container
+  window: {window}
+"""
