@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -196,9 +197,15 @@ class PrometheusServer:
         return self._process.pid if self.running and self._process is not None else None
 
     def signal(self, sig: int) -> None:
-        """Send the running process a signal (SIGSTOP, then SIGCONT: a Prometheus that hangs)."""
+        """Send the running process a signal (SIGSTOP, then SIGCONT: a Prometheus that hangs).
+
+        `kill(2)` returns before the stop takes effect: a thread that is running on another CPU
+        may still answer a request sent right after it. With SIGSTOP this returns only once
+        every thread of the process is stopped, so "hung" is what the caller gets."""
         if self._process is not None and self._process.poll() is None:
             self._process.send_signal(sig)
+            if sig == signal.SIGSTOP:
+                wait_stopped(self._process.pid)
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL); data and port are kept for `start()`."""
@@ -243,3 +250,25 @@ class PrometheusServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def wait_stopped(pid: int, timeout: float = 5.0) -> None:
+    """Wait until every thread of `pid` is in the stopped state (`T` in /proc/PID/task/*/stat);
+    where /proc is not there (not Linux), a short sleep stands in."""
+    tasks = Path(f"/proc/{pid}/task")
+    if not tasks.is_dir():
+        time.sleep(0.1)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = []
+        for task in tasks.iterdir():
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue  # the thread ended meanwhile
+            states.append(stat.rsplit(")", 1)[1].split()[0])
+        if states and all(state in ("T", "t") for state in states):
+            return
+        time.sleep(0.005)
+    raise RuntimeError(f"process {pid} did not stop within {timeout}s of SIGSTOP")

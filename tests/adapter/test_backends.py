@@ -84,7 +84,7 @@ async def test_a_stopped_or_killed_backend_affects_only_its_own_rules(
     assert body["items"][0]["value"] == "4"  # served from the second server
     before = [await _timed(client, a_path, 200) for _ in range(15)]
 
-    os.kill(second_prometheus.pid, signal.SIGSTOP)  # hung: accepts connections, never answers
+    second_prometheus.signal(signal.SIGSTOP)  # hung: accepts connections, never answers
     hung_b = asyncio.ensure_future(_timed(client, b_path, 503))  # in flight while we measure a
     during = [await _timed(client, a_path, 200) for _ in range(15)]
     assert await hung_b < 1.5  # its own timeout (1 s), then 503

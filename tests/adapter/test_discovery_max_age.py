@@ -64,7 +64,7 @@ async def test_prometheus_hung_or_stopped_during_a_relist_changes_nothing_listed
         before = sorted(m.api_name for m in adapter.discovery.planner.custom)
         assert len(before) == 4
 
-        os.kill(prometheus.pid, signal.SIGSTOP)  # hung in the middle of the relist
+        prometheus.signal(signal.SIGSTOP)  # hung in the middle of the relist
         try:
             started = time.monotonic()
             await adapter.discover()
