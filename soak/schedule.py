@@ -34,6 +34,9 @@ KINDS = (
     "kill-autoscaler",
 )
 KILL_DURING = 0.2  # share of plan faults that also kill a replica half-way through
+# Kills hit replica 1 of each program in the first half of the run and replica 0 in the second:
+# each replica then lives at least half the run, long enough to judge its RSS, fds and tasks,
+# and each still takes over from the other.
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,8 @@ def make_schedule(*, seed: int, duration: float, warmup: float, quiet: float) ->
         also = ""
         if not kind.startswith(("kill-", "restart-")) and rng.random() < KILL_DURING:
             also = rng.choice(("adapter", "autoscaler"))
-        faults.append(Fault(t, seconds, kind, rng.randrange(2), rng.randrange(1 << 30), also))
+        replica = 1 if t < duration / 2 else 0  # see the comment on the kills above
+        faults.append(Fault(t, seconds, kind, replica, rng.randrange(1 << 30), also))
         t += seconds + rng.uniform(4.0, 12.0)  # a healthy gap: recovery is observed too
 
 

@@ -24,6 +24,14 @@ def test_the_schedule_is_seeded_sequential_and_leaves_warmup_and_quiet_alone():
     assert {f.kind for f in one} <= set(KINDS)
 
 
+def test_each_replica_is_spared_for_half_the_run_so_its_resources_can_be_judged():
+    faults = make_schedule(seed=3, duration=3600, warmup=20, quiet=60)
+    kills = [f for f in faults if f.kind.startswith("kill-") or f.also_kill]
+    assert kills, "a one-hour schedule kills processes"
+    assert {f.replica for f in kills if f.start < 1800} == {1}
+    assert {f.replica for f in kills if f.start >= 1800} == {0}
+
+
 def test_every_kind_makes_a_valid_plan():
     for fault in make_schedule(seed=1, duration=7200, warmup=0, quiet=0):
         if fault.kind.startswith("sandbox-"):
