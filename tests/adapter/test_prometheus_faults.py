@@ -22,17 +22,24 @@ pytestmark = pytest.mark.prometheus
 POD = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/web-1/gauge_value"
 EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_depth"
 TIMEOUT = 1.0  # the adapter's --prometheus-timeout in these tests
-DATA = [
-    series("gauge_value", {"namespace": "default", "pod": "web-1"}, [1.5]),
-    series("queue_depth", {"queue": "orders"}, [42]),
-    series("queue_depth", {"queue": "emails"}, [7]),
-]
+
+
+def data():
+    """The series, stamped when the test writes them (module-level stamps go stale when the
+    test runs more than Prometheus' 5-minute lookback after collection)."""
+    return [
+        series("gauge_value", {"namespace": "default", "pod": "web-1"}, [1.5]),
+        series("queue_depth", {"queue": "orders"}, [42]),
+        series("queue_depth", {"queue": "emails"}, [7]),
+    ]
+
+
 OBJECTS = {("pods", "default"): {"web-1": {"app": "web"}}}
 
 
 @pytest.fixture
 async def proxied(prometheus, aiohttp_client):
-    await remote_write(prometheus.url, DATA)
+    await remote_write(prometheus.url, data())
     async with PromFaultProxy(upstream=prometheus.url) as proxy:
         stack = await make_stack(proxy.url, lister=FakeLister(OBJECTS), timeout=TIMEOUT)
         await stack.discover()

@@ -151,7 +151,9 @@ async def test_a_running_controller_logs_every_pass_and_the_log_replays(tmp_path
         stop = asyncio.Event()
         task = asyncio.create_task(serve(settings, stop=stop))
         try:
-            await eventually(lambda: _replicas(st, 6), timeout=15, what="6 replicas")
+            await eventually(
+                lambda: _replicas(st, 6), timeout=40, what="6 replicas"
+            )  # generous: CI is loaded
         finally:
             stop.set()
             await asyncio.wait_for(task, 20)
