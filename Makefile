@@ -8,6 +8,9 @@ PIP     := $(VENV)/bin/pip
 TOOLS   := .tools
 HELM    := $(TOOLS)/helm
 PYTEST_ARGS ?=
+# `make test` runs the suite in two pytest-xdist workers: the e2e tests mostly wait on real
+# time (sync periods, lease terms, the soak), so a second worker fills that time; 0 = one process
+TEST_WORKERS ?= 2
 
 .PHONY: help install system-deps helm lint typecheck test unit e2e bench demo soak clean
 
@@ -39,7 +42,7 @@ typecheck: $(VENV)/.installed ## mypy --strict over the packages
 	$(VENV)/bin/mypy
 
 unit: install ## the test suite only
-	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS)
 
 test: install lint typecheck unit ## lint, typecheck and every test (what CI runs)
 
