@@ -38,6 +38,7 @@ from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeClient, connect
+from sandbox.manifests import crd
 from sandbox.prometheus import PrometheusServer, remote_write
 from tests.controller.stack import (
     Stack,
@@ -91,42 +92,7 @@ async def in_batches(coros, size: int = 32) -> None:
         await asyncio.gather(*coros[i : i + size])
 
 
-WORKERS_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "workers.bench.promscaler.dev"},
-    "spec": {
-        "group": "bench.promscaler.dev",
-        "scope": "Namespaced",
-        "names": {
-            "kind": "Worker",
-            "plural": "workers",
-            "singular": "worker",
-            "listKind": "WorkerList",
-        },
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-                "subresources": {
-                    "status": {},
-                    "scale": {
-                        "specReplicasPath": ".spec.replicas",
-                        "statusReplicasPath": ".status.replicas",
-                        "labelSelectorPath": ".spec.selector",
-                    },
-                },
-            }
-        ],
-    },
-}
+WORKERS_CRD = crd("bench.promscaler.dev", "Worker", scale=True, status=True)
 
 
 async def create_target(st: Stack, name: str, kind: str) -> None:

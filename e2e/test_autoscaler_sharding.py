@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from autoscaler.sharding import shard_of
+from sandbox.manifests import crd
 from tests.controller.stack import FAST, Stack, e2e_stack, eventually, external_metric
 
 N = int(os.environ.get("PROMSCALER_E2E_SHARDED_AUTOSCALERS", "40"))
@@ -48,36 +49,8 @@ GROUP, VERSION = "shard.promscaler.dev", "v1"
 # no downscale window: the persisted history then needs no refresh within history_refresh
 # (60 s), so a steady pass writes no status at all, and 5 -> 2 happens at once
 BEHAVIOR = {**FAST, "scaleDown": {**FAST["scaleDown"], "stabilizationWindowSeconds": 0}}
-WORKERS_CRD = {  # a pod-less target with /scale, so N targets cost the sandbox no pods
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"workers.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "scope": "Namespaced",
-        "names": {"kind": "Worker", "plural": "workers", "singular": "worker"},
-        "versions": [
-            {
-                "name": VERSION,
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-                "subresources": {
-                    "scale": {
-                        "specReplicasPath": ".spec.replicas",
-                        "statusReplicasPath": ".status.replicas",
-                        "labelSelectorPath": ".spec.selector",
-                    }
-                },
-            }
-        ],
-    },
-}
+# a pod-less target with /scale, so N targets cost the sandbox no pods
+WORKERS_CRD = crd(GROUP, "Worker", version=VERSION, scale=True)
 
 
 @pytest.fixture

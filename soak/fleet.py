@@ -15,6 +15,7 @@ from typing import Any
 
 from demo.scenario import duration as shape_duration
 from demo.scenario import load_at
+from sandbox.manifests import crd
 
 __all__ = ["RULES", "Member", "fleet", "value_at"]
 
@@ -43,37 +44,7 @@ externalRules:
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
 """
 
-WORKERS_CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"workers.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "scope": "Namespaced",
-        "names": {"kind": "Worker", "plural": "workers", "singular": "worker"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-                "subresources": {
-                    "status": {},
-                    "scale": {
-                        "specReplicasPath": ".spec.replicas",
-                        "statusReplicasPath": ".status.replicas",
-                        "labelSelectorPath": ".spec.selector",
-                    },
-                },
-            }
-        ],
-    },
-}
+WORKERS_CRD: dict[str, Any] = crd(GROUP, "Worker", scale=True, status=True)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import pytest
 
 from common.selectors import parse_selector
 from sandbox import fieldvalidation
+from sandbox.manifests import crd
 from sandbox.resources import BUILTIN
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
@@ -214,36 +215,16 @@ async def test_an_unsupported_directive_is_422(sandbox_http):
 
 
 async def test_custom_resources_report_pruned_fields(sandbox_http):
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {"size": {"type": "integer"}},
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
+    widgets = crd(
+        "example.com",
+        "Widget",
+        schema={
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
         },
-    }
+    )
     base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    assert (await sandbox_http.request("POST", base, json=crd))[0] == 201
+    assert (await sandbox_http.request("POST", base, json=widgets))[0] == 201
     widget = '{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},'
     widget += ' "spec": {"size": 1, "size": 2, "colour": "red"}}'
     path = "/apis/example.com/v1/namespaces/default/widgets"

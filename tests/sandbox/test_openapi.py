@@ -5,36 +5,22 @@ import copy
 import pytest
 
 from sandbox import gnostic, openapi, protobuf
+from sandbox.manifests import crd
 from sandbox.resources import BUILTIN, Registry
 
-WIDGETS = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {"size": {"type": "integer", "nullable": True}},
-                            }
-                        },
-                    }
-                },
+WIDGETS = crd(
+    "example.com",
+    "Widget",
+    schema={
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"size": {"type": "integer", "nullable": True}},
             }
-        ],
+        },
     },
-}
+)
 
 
 def _gvk_schema(doc, group, version, kind, *, section):

@@ -11,6 +11,7 @@ from adapter.errors import BadRequest, KubeUnavailable
 from adapter.kube import KubeAuth, KubeClient, KubeObjects, _watch, list_and_watch
 from adapter.rules.resources import STATIC_RESOLVER
 from common.selectors import parse_selector
+from sandbox import manifests
 from tests.adapter.security.sandbox_setup import (
     ADAPTER_TOKEN,
     EVE_TOKEN,
@@ -182,29 +183,7 @@ async def test_discovery_resolves_a_crd_installed_later(adapter_client):
         assert pods is not None
         assert pods.namespaced
         assert objects.resolve("widgets.example.com") is None
-        crd = {
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.com"},
-            "spec": {
-                "group": "example.com",
-                "scope": "Namespaced",
-                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {
-                            "openAPIV3Schema": {
-                                "type": "object",
-                                "x-kubernetes-preserve-unknown-fields": True,
-                            }
-                        },
-                    }
-                ],
-            },
-        }
+        crd = manifests.crd("example.com", "Widget")
         status, got = await http.request(
             "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd
         )
