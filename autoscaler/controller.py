@@ -230,6 +230,8 @@ class Controller:
         self.queue.forget(key)
         if self.holder is not None:
             self.holder.release(key)
+        namespace, _, name = key.partition("/")
+        self.metrics.forget(namespace, name)  # its owner exports it now; ours would go stale
         if self.shards > 1:  # one leader keeps its memory across terms, as before sharding
             self._reconciler.forget(key)
 
@@ -317,7 +319,7 @@ class Controller:
         self.metrics.decisions.labels(outcome.reason).inc()
         for reason in outcome.metric_failures:
             self.metrics.metric_failures.labels(reason).inc()
-        if outcome.snapshot is not None:
+        if outcome.snapshot is not None and self.owns(key):  # not for a shard given up
             namespace, _, name = key.partition("/")
             self.metrics.observe(namespace, name, outcome.snapshot)
         if self.holder is not None:

@@ -16,6 +16,8 @@ import pytest
 from autoscaler.kube.client import Conflict, KubeUnavailable, NotFound
 from autoscaler.kube.lease import LeaseConfig
 from autoscaler.kube.shardlease import ShardElector
+from autoscaler.reconcile import Outcome
+from autoscaler.selfmetrics import Snapshot
 from autoscaler.sharding import shard_of
 from tests.controller.fakes import autoscaler
 from tests.controller.test_controller import FakeReconciler, Store, controller
@@ -74,6 +76,51 @@ async def test_giving_a_shard_up_cancels_its_pass_in_flight_before_returning() -
         out = {"direction": "out"}
         assert reg.get_sample_value("promscaler_autoscaler_shard_handoffs_total", out) == 1
         assert reg.get_sample_value("promscaler_autoscaler_shards_held") == 1
+    finally:
+        await ctl.stop()
+
+
+def _snapshot(replicas: int) -> Snapshot:
+    return Snapshot(
+        conditions=(("AbleToScale", "True"),),
+        paused=False,
+        in_fallback=False,
+        current_replicas=replicas,
+        desired_replicas=replicas,
+        min_replicas=1,
+        max_replicas=10,
+        metrics=(("jobs", 5.0, 10.0),),
+    )
+
+
+async def test_per_autoscaler_gauges_leave_with_the_shard_and_with_leadership() -> None:
+    """A replica that gave a shard up (or its lease) stops exporting that shard's
+    Autoscalers: their owner exports them now, and ours would go stale on dashboards."""
+    mine, moved = _names_in(1, 1)[0], _names_in(2, 1)[0]
+    done = {
+        n: Outcome(reason="ReadyForNewScale", replicas=3, snapshot=_snapshot(3))
+        for n in (mine, moved)
+    }
+    store = Store(autoscaler(mine), autoscaler(moved))
+    ctl = controller(FakeReconciler(outcomes=done), store)
+    ctl.shards = SHARDS
+    reg = ctl.metrics.registry
+
+    def current(name: str) -> float | None:
+        labels = {"namespace": "default", "name": name}
+        return reg.get_sample_value("promscaler_autoscaler_current_replicas", labels)
+
+    ctl.gain_shards(frozenset({1, 2}))
+    try:
+        for _ in range(50):
+            if current(mine) and current(moved):
+                break
+            await asyncio.sleep(0.02)
+        assert (current(mine), current(moved)) == (3, 3)
+        await ctl.lose_shards(frozenset({2}))
+        assert (current(mine), current(moved)) == (3, None)
+        ctl.set_leading(False)
+        assert (current(mine), current(moved)) == (None, None)
     finally:
         await ctl.stop()
 
