@@ -15,6 +15,7 @@ import yaml
 from autoscaler.core.fields import DocumentError, duration_ns
 from sandbox import state
 from sandbox.auth import PolicyError, parse_policy
+from sandbox.eventttl import EVENT_TTL
 from sandbox.faultplan import PlanError, parse_plan
 from sandbox.hpa_controller import HpaControllerConfig
 from sandbox.server import Sandbox, SandboxConfig
@@ -72,6 +73,14 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="keep objects and CAs here, so a restarted sandbox has them (default: none)",
+    )
+    serve.add_argument(
+        "--event-ttl",
+        type=_duration,
+        default=EVENT_TTL,
+        metavar="DURATION",
+        help="how long an Event is kept after its last write, as kube-apiserver's flag "
+        "(a Go duration; default 1h0m0s)",
     )
     return parser
 
@@ -180,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         prometheus_url=args.prometheus_url,
         faults=plan,
         state_file=args.state_file,
+        event_ttl=args.event_ttl,
     )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(config))

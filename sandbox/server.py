@@ -27,6 +27,7 @@ from sandbox.bodies import error_response, respond
 from sandbox.cadvisor import Cadvisor
 from sandbox.certs import CertKey, issue, make_ca
 from sandbox.crds import Crds
+from sandbox.eventttl import EVENT_TTL, EventExpiry
 from sandbox.faultplan import FaultPlan
 from sandbox.faults import ADMIN_PATHS, Faults
 from sandbox.hpa_controller import HorizontalController, HpaControllerConfig
@@ -76,6 +77,7 @@ class SandboxConfig:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), compare=False)
     faults: FaultPlan | None = None  # faults injected from the start (sandbox.faultplan)
     state_file: Path | None = None  # objects survive a restart here (sandbox.state)
+    event_ttl: float = EVENT_TTL  # seconds an Event lives after its last write (--event-ttl)
 
 
 class Pki:
@@ -151,6 +153,7 @@ class Sandbox:
             kubelet=self.config.simulate_kubelet,
         )
         self.crds = Crds(self.api, self.registry)
+        self.event_expiry = EventExpiry(self.store, ttl=self.config.event_ttl)
         self.faults = Faults(self.config.faults)
         self.faults.refuse = self.refuse_connections
         self.pki: Pki | None = None
@@ -194,6 +197,7 @@ class Sandbox:
             self._seed()
         self.crds.start()
         self.workloads.start()
+        self.event_expiry.start()
         if self.cadvisor:
             self.cadvisor.start()
         state.notify_restored(self.store, restored)
@@ -257,6 +261,7 @@ class Sandbox:
             self.aggregator = None
         await self.keeper.stop()
         await self.workloads.stop()
+        await self.event_expiry.stop()
         if self.cadvisor:
             await self.cadvisor.stop()
         self.crds.stop()

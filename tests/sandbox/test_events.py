@@ -5,6 +5,10 @@ from datetime import UTC, datetime
 
 from kubernetes_asyncio import client
 
+from sandbox.eventttl import EVENTS, EventExpiry
+from sandbox.store import Store
+from tests.support.sandbox import api_client_for
+
 
 def events_v1(name):
     return client.EventsV1Event(
@@ -80,3 +84,72 @@ async def test_events_k8s_io_watch_sees_core_writes(kube_client, sandbox):
             assert event["raw_object"]["note"] == "m"
             break
         await task
+
+
+# ---- --event-ttl: Events expire after their last write, as etcd's lease deletes them ----------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _event(name: str, message: str = "m") -> dict:
+    return {"metadata": {"name": name, "namespace": "default"}, "message": message}
+
+
+async def test_events_expire_ttl_after_their_last_write_and_watchers_see_deleted():
+    store, clock = Store(), Clock()
+    expiry = EventExpiry(store, ttl=60.0, clock=clock)
+    sub = store.subscribe(EVENTS, None)
+    store.put(EVENTS, _event("old"))
+    store.put(EVENTS, _event("renewed"))
+    store.put(("", "configmaps"), _event("not-an-event"))
+    clock.now += 50
+    store.put(EVENTS, _event("renewed", "again"))  # a write renews its lease
+    clock.now += 10
+    assert expiry.sweep() == 1
+    assert store.get(EVENTS, "default", "old") is None
+    assert store.get(EVENTS, "default", "renewed") is not None
+    assert store.get(("", "configmaps"), "default", "not-an-event") is not None
+    clock.now += 50
+    assert expiry.sweep() == 1
+    assert store.count(EVENTS) == 0
+    changes = [sub.queue.get_nowait() for _ in range(sub.queue.qsize())]
+    kinds = [(c.type, c.obj["metadata"]["name"]) for c in changes if c is not None]
+    assert kinds[-2:] == [("DELETED", "old"), ("DELETED", "renewed")]
+
+
+def test_an_event_deleted_by_hand_is_not_expired_again():
+    store, clock = Store(), Clock()
+    expiry = EventExpiry(store, ttl=5.0, clock=clock)
+    store.put(EVENTS, _event("gone"))
+    store.remove(EVENTS, "default", "gone")
+    store.put(EVENTS, _event("gone", "a new one, same name"))
+    clock.now += 3
+    store.put(EVENTS, _event("gone", "written again"))
+    clock.now += 3
+    assert expiry.sweep() == 0  # the first deadline was superseded twice
+    clock.now += 3
+    assert expiry.sweep() == 1
+
+
+async def test_the_sandbox_expires_events_through_its_api(sandbox_factory):
+    sb = await sandbox_factory(event_ttl=0.5)
+    api = await api_client_for(sb)
+    try:
+        core = client.CoreV1Api(api)
+        await client.EventsV1Api(api).create_namespaced_event("default", events_v1("brief"))
+        assert [e.metadata.name for e in (await core.list_namespaced_event("default")).items] == [
+            "brief"
+        ]
+        for _ in range(60):
+            if not (await core.list_namespaced_event("default")).items:
+                break
+            await asyncio.sleep(0.1)
+        assert (await core.list_namespaced_event("default")).items == []
+    finally:
+        await api.close()
