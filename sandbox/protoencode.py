@@ -56,6 +56,9 @@ def _fields_by_name(message: str) -> dict[str, tuple[int, bool, str]]:
 def encode_message(message: str, obj: dict[str, Any]) -> bytes:
     """`obj` (JSON) as `message`, fields in number order as Go writes them."""
     by_name = _fields_by_name(message)
+    inlined = {k: v for k, v in obj.items() if k not in by_name}
+    if inlined and protomessages.INLINE in by_name:  # fields of an inlined message
+        obj = {k: v for k, v in obj.items() if k in by_name} | {protomessages.INLINE: inlined}
     parts: list[tuple[int, bytes]] = []
     for key, value in obj.items():
         if key not in by_name:
@@ -114,8 +117,14 @@ def encode(doc: dict[str, Any]) -> bytes:
     if top is None:
         raise CannotEncode(f"{api_version} {kind} is not in the table")
     raw = _list(top, body) if item_kind else encode_message(top, body)
+    return envelope(api_version, kind, raw)
+
+
+def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
+    """`k8s\\x00` and the runtime.Unknown around an encoded message, as Go writes it: its
+    contentEncoding (3) and contentType (4) are written empty, not left out."""
     type_meta = _field(1, api_version.encode()) + _field(2, kind.encode())
-    return MAGIC + _field(1, type_meta) + _field(2, raw)
+    return MAGIC + _field(1, type_meta) + _field(2, raw) + _field(3, b"") + _field(4, b"")
 
 
 def _list(top: str, body: dict[str, Any]) -> bytes:

@@ -9,8 +9,11 @@ JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap` (map<st
 (meta/v1 Time, RFC 3339 in JSON), `quantity`, `intstr`. A field number the table does not have
 is an error (415), never dropped in silence. Field numbers are facts from upstream's
 generated.proto files; add a kind by adding its messages and an entry in `KINDS`, keyed by
-apiVersion and kind. A message whose fields differ per version gets a version in its name
-(`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta, LabelSelector, PodTemplateSpec...).
+apiVersion and kind. `...=N:T` inlines message T at field N: Go's `json:",inline"` struct, whose
+JSON fields sit in the parent's object while protobuf nests them (IngressRule's
+IngressRuleValue, a PersistentVolumeSpec's PersistentVolumeSource, a Volume's VolumeSource).
+A message whose fields differ per version gets a version in its name (`HPAv1`, `HPAv2`); the
+rest are shared (ObjectMeta, LabelSelector, PodTemplateSpec...).
 """
 
 from __future__ import annotations
@@ -142,6 +145,22 @@ PodDisruptionBudget: metadata=1:ObjectMeta spec=2:PDBSpec status=3:PDBStatus
 PDBSpec: minAvailable=1?:intstr selector=2:LabelSelector maxUnavailable=3?:intstr
 PDBStatus: observedGeneration=1:int disruptionsAllowed=3:int currentHealthy=4:int
   desiredHealthy=5:int expectedPods=6:int conditions=7*:Condition
+Ingress: metadata=1:ObjectMeta spec=2:IngressSpec status=3:IngressStatus
+IngressSpec: defaultBackend=1:IngressBackend tls=2*:IngressTLS rules=3*:IngressRule
+  ingressClassName=4?
+IngressBackend: resource=3:TypedLocalObjectReference service=4:IngressServiceBackend
+TypedLocalObjectReference: apiGroup=1? kind=2 name=3
+IngressServiceBackend: name=1 port=2:ServiceBackendPort
+ServiceBackendPort: name=1 number=2:int
+IngressTLS: hosts=1* secretName=2
+IngressRule: host=1 ...=2:IngressRuleValue
+IngressRuleValue: http=1:HTTPIngressRuleValue
+HTTPIngressRuleValue: paths=1*:HTTPIngressPath
+HTTPIngressPath: path=1 backend=2:IngressBackend pathType=3?
+IngressStatus: loadBalancer=1:IngressLoadBalancerStatus
+IngressLoadBalancerStatus: ingress=1*:IngressLoadBalancerIngress
+IngressLoadBalancerIngress: ip=1 hostname=2 ports=4*:IngressPortStatus
+IngressPortStatus: port=1:int protocol=2 error=3?
 """
 
 # the bodies this table decodes: (apiVersion, kind) -> top message; keyed by apiVersion because
@@ -162,6 +181,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",  # the same fields
+    ("networking.k8s.io/v1", "Ingress"): "Ingress",
 }
 
 
@@ -171,6 +191,7 @@ def message_for(api_version: str, kind: str) -> str | None:
 
 
 Field = tuple[str, bool, str, bool]  # (JSON name, repeated, type, zero is a value)
+INLINE = "..."  # the JSON name of an inlined message's field
 _ZERO: tuple[Any, ...] = ("", 0, False, None, {})
 _VARINTS = ("int", "bool")  # wire type 0; every other type is length-delimited (wire type 2)
 
@@ -213,6 +234,9 @@ def decode_message(name: str, raw: Raw, fields_of: Any) -> dict[str, Any]:
         if any(isinstance(v, int) != (kind in _VARINTS) for v in values):
             raise BadField(f"field {number} ({field}) of {name} has the wrong wire type")
         decoded = [_value(kind, v, fields_of) for v in values]
+        if field == INLINE:  # the inlined message's fields belong to this object in JSON
+            out.update(decoded[-1])
+            continue
         if kind in ("map", "qmap", "bmap"):
             value: Any = {k: v for item in decoded for k, v in item.items()}
         else:

@@ -187,6 +187,35 @@ def test_a_field_the_table_does_not_know_is_refused_not_dropped():
         protobuf.decode(_envelope("v1", "Service", spec))
 
 
+def _ingress_rule(host, path, service, port):
+    backend = _bytes(4, _string(1, service) + _bytes(2, _int(2, port)))
+    http_path = _string(1, path) + _bytes(2, backend) + _string(3, "Prefix")
+    # IngressRule: 1 host, 2 IngressRuleValue (inlined in JSON) {1 http {1 paths}}
+    return _string(1, host) + _bytes(2, _bytes(1, _bytes(1, http_path)))
+
+
+def test_an_ingress_rule_value_is_inlined_in_json():
+    spec = _bytes(3, _ingress_rule("example.com", "/api", "web", 80)) + _string(4, "nginx")
+    body = _envelope("networking.k8s.io/v1", "Ingress", _bytes(2, spec))
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    assert protobuf.decode(body)["spec"] == {
+        "ingressClassName": "nginx",
+        "rules": [
+            {
+                "host": "example.com",
+                "http": {"paths": [{"path": "/api", "pathType": "Prefix", "backend": backend}]},
+            }
+        ],
+    }
+
+
+def test_a_field_unknown_inside_an_inlined_message_is_refused():
+    rule = _string(1, "example.com") + _bytes(2, _int(7, 1))
+    body = _envelope("networking.k8s.io/v1", "Ingress", _bytes(2, _bytes(3, rule)))
+    with pytest.raises(protobuf.ProtobufError, match="field 7 of IngressRuleValue"):
+        protobuf.decode(body)
+
+
 @pytest.fixture
 def kubectl(sandbox, tmp_path):
     return Kubectl(sandbox, tmp_path)
@@ -249,3 +278,27 @@ async def test_job_hpa_rbac_and_pdb_bodies_arrive_whole(kubectl):
     }
     _, out, _ = await kubectl("get", "pdb", "p", "-o", "json")
     assert json.loads(out)["spec"]["minAvailable"] == 0  # a pointer: an explicit 0 stays
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_kubectl_create_ingress_arrives_whole(kubectl):
+    await kubectl(
+        "create",
+        "ingress",
+        "web",
+        "--class=nginx",
+        "--rule=example.com/api*=web:80",
+        "--rule=example.com/=web:http,tls=cert",
+        "--default-backend=fallback:8080",
+    )
+    _, out, _ = await kubectl("get", "ingress", "web", "-o", "json")
+    spec = json.loads(out)["spec"]
+    assert spec["ingressClassName"] == "nginx"
+    assert spec["defaultBackend"] == {"service": {"name": "fallback", "port": {"number": 8080}}}
+    assert spec["tls"] == [{"hosts": ["example.com"], "secretName": "cert"}]
+    paths = [p for rule in spec["rules"] for p in rule["http"]["paths"]]
+    assert [(p["path"], p["pathType"], p["backend"]["service"]["port"]) for p in paths] == [
+        ("/api", "Prefix", {"number": 80}),
+        ("/", "Exact", {"name": "http"}),
+    ]
