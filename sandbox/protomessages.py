@@ -145,6 +145,10 @@ PodDisruptionBudget: metadata=1:ObjectMeta spec=2:PDBSpec status=3:PDBStatus
 PDBSpec: minAvailable=1?:intstr selector=2:LabelSelector maxUnavailable=3?:intstr
 PDBStatus: observedGeneration=1:int disruptionsAllowed=3:int currentHealthy=4:int
   desiredHealthy=5:int expectedPods=6:int conditions=7*:Condition
+ListMeta: selfLink=1 resourceVersion=2 continue=3 remainingItemCount=4?:int
+Status: metadata=1:ListMeta status=2 message=3 reason=4 details=5:StatusDetails code=6:int
+StatusDetails: name=1 group=2 kind=3 causes=4*:StatusCause retryAfterSeconds=5:int uid=6
+StatusCause: reason=1 message=2 field=3
 Ingress: metadata=1:ObjectMeta spec=2:IngressSpec status=3:IngressStatus
 IngressSpec: defaultBackend=1:IngressBackend tls=2*:IngressTLS rules=3*:IngressRule
   ingressClassName=4?
