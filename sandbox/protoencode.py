@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from common.kubetime import parse_time
+from common.kubetime import parse_time, parse_time_ns
 from sandbox import protomessages
 from sandbox.protobuf import MAGIC
 
@@ -61,6 +61,8 @@ def encode_message(message: str, obj: dict[str, Any]) -> bytes:
         obj = {k: v for k, v in obj.items() if k in by_name} | {protomessages.INLINE: inlined}
     parts: list[tuple[int, bytes]] = []
     for key, value in obj.items():
+        if value is None:
+            continue  # null is an absent field, whatever its type
         if key not in by_name:
             raise CannotEncode(f"{message} has no field {key!r} in the table")
         number, repeated, kind = by_name[key]
@@ -101,8 +103,11 @@ def _special(kind: str, value: Any) -> bytes:
         if isinstance(value, str):
             return _int(1, 1) + _field(3, value.encode())
         return _int(1, 0) + _int(2, int(value))
-    if kind == "time":  # 1 seconds, 2 nanos
+    if kind == "time":  # 1 seconds, 2 nanos (Time has whole seconds)
         return _int(1, int(parse_time(str(value)).timestamp()))
+    if kind == "mtime":  # MicroTime: 1 seconds, 2 nanos (zero nanos are not written)
+        seconds, nanos = divmod(parse_time_ns(str(value)), 1_000_000_000)
+        return _int(1, seconds) + (_int(2, nanos) if nanos else b"")
     if not isinstance(value, dict):
         raise CannotEncode(f"{kind}: {value!r} is not an object")
     return encode_message(kind, value)

@@ -6,24 +6,25 @@ one. Go's generated code writes every non-pointer field, zero or not, so zero va
 messages are dropped as JSON's omitempty would; `field=N?` marks a pointer field, whose zero is a
 value and kept. T is a message of this table, or one of: `int` (int32/int64 varint), `bool`,
 `bytes` (base64 in JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap`
-(map<string,bytes>), `time` (meta/v1 Time, RFC 3339 in JSON), `quantity`, `intstr`. A field number
-the table does not have is an error (415), never dropped in silence. Field numbers are facts from
-upstream's generated.proto files; add a kind by adding its messages and an entry in `KINDS`, keyed
-by apiVersion and kind. `...=N:T` inlines message T at field N: Go's `json:",inline"` struct, whose
-JSON fields sit in the parent's object while protobuf nests them (IngressRule's IngressRuleValue, a
-PersistentVolumeSpec's PersistentVolumeSource, a Volume's VolumeSource). A message whose fields
-differ per version gets a version in its name (`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta,
-LabelSelector, PodTemplateSpec...).
+(map<string,bytes>), `time` (meta/v1 Time, RFC 3339 in JSON), `mtime` (meta/v1 MicroTime, six
+fractional digits), `quantity`, `intstr`. A field number the table does not have is an error (415),
+never dropped in silence. Field numbers are facts from upstream's generated.proto files; add a kind
+by adding its messages and an entry in `KINDS`, keyed by apiVersion and kind. `...=N:T` inlines
+message T at field N: Go's `json:",inline"` struct, whose JSON fields sit in the parent's object
+while protobuf nests them (IngressRule's IngressRuleValue, a PersistentVolumeSpec's
+PersistentVolumeSource, a Volume's VolumeSource). A message whose fields differ per version gets a
+version in its name (`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta, LabelSelector,
+PodTemplateSpec...).
 """
 
 from __future__ import annotations
 
 import base64
 import functools
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from common.kubetime import format_time
+from common.kubetime import format_micro_time, format_time
 from sandbox.prototable import TABLE
 
 # the bodies this table decodes: (apiVersion, kind) -> top message; keyed by apiVersion because
@@ -45,6 +46,18 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",  # the same fields
     ("networking.k8s.io/v1", "Ingress"): "Ingress",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("apps/v1", "StatefulSet"): "StatefulSet",
+    ("apps/v1", "DaemonSet"): "DaemonSet",
+    ("v1", "Node"): "Node",
+    ("v1", "Endpoints"): "Endpoints",
+    ("v1", "Event"): "Event",
+    ("v1", "PersistentVolume"): "PersistentVolume",
+    ("v1", "PersistentVolumeClaim"): "PersistentVolumeClaim",
+    ("discovery.k8s.io/v1", "EndpointSlice"): "EndpointSlice",
+    ("events.k8s.io/v1", "Event"): "EventsV1Event",
+    ("coordination.k8s.io/v1", "Lease"): "Lease",
+    ("apiregistration.k8s.io/v1", "APIService"): "APIService",
 }
 
 
@@ -142,9 +155,11 @@ def _special(kind: str, msg: Raw, fields_of: Any) -> Any:
             return _text(msg.get(3, [b""])[-1])
         number = msg.get(2, [0])[-1]
         return _signed(number) if isinstance(number, int) else 0
-    if kind == "time":  # meta/v1 Time: 1 seconds, 2 nanos (dropped: JSON has seconds only)
+    if kind in ("time", "mtime"):  # meta/v1 Time and MicroTime: 1 seconds, 2 nanos
         if not msg:
             return None  # the zero time is written as an empty message
-        seconds = msg.get(1, [0])[-1]
-        return format_time(datetime.fromtimestamp(int(seconds), UTC))
+        instant = datetime.fromtimestamp(int(msg.get(1, [0])[-1]), UTC)
+        if kind == "time":
+            return format_time(instant)  # JSON has whole seconds: the nanos are dropped
+        return format_micro_time(instant + timedelta(microseconds=int(msg.get(2, [0])[-1]) // 1000))
     return decode_message(kind, msg, fields_of)

@@ -1,8 +1,10 @@
 """The message table: k8s.io/api's generated.proto field numbers, one line per message.
 
 The grammar is `protomessages`'s (`field=N`, `*` repeated, `?` pointer, `:T` type, `...=N:T`
-inlined). Messages are grouped by API group; a name shared by two groups' messages of different
-shapes gets the group or version in it (`HPAv1`, `EventsV1Event`, `SliceEndpoint`).
+inlined). A one-of of pointers to messages (a VolumeSource's `emptyDir`) is marked `?`: an
+empty message there is a choice, not a zero. A name two groups' messages of different shapes
+share gets its version or group in it (`HPAv1`, `EventsV1Event`, `SliceEndpoint`); messages of
+one shape are shared (`TransitionCondition`: type, status, lastTransitionTime, reason, message).
 """
 
 TABLE = """
@@ -25,21 +27,87 @@ DeploymentStatus: observedGeneration=1:int replicas=2:int updatedReplicas=3:int
 DeploymentCondition: type=1 status=2 reason=4 message=5 lastUpdateTime=6:time
   lastTransitionTime=7:time
 PodTemplateSpec: metadata=1:ObjectMeta spec=2:PodSpec
-PodSpec: containers=2*:Container restartPolicy=3 terminationGracePeriodSeconds=4?:int
-  activeDeadlineSeconds=5?:int dnsPolicy=6 nodeSelector=7:map serviceAccountName=8
-  serviceAccount=9 nodeName=10 hostNetwork=11:bool hostPID=12:bool hostIPC=13:bool
-  hostname=16 subdomain=17 schedulerName=19 initContainers=20*:Container
-  automountServiceAccountToken=21?:bool priorityClassName=24 priority=25?:int
-  enableServiceLinks=30?:bool preemptionPolicy=31
+PodSpec: volumes=1*:Volume containers=2*:Container restartPolicy=3
+  terminationGracePeriodSeconds=4?:int activeDeadlineSeconds=5?:int dnsPolicy=6 nodeSelector=7:map
+  serviceAccountName=8 serviceAccount=9 nodeName=10 hostNetwork=11:bool hostPID=12:bool
+  hostIPC=13:bool securityContext=14:PodSecurityContext imagePullSecrets=15*:LocalObjectReference
+  hostname=16 subdomain=17 affinity=18:Affinity schedulerName=19 initContainers=20*:Container
+  automountServiceAccountToken=21?:bool tolerations=22*:Toleration priorityClassName=24
+  priority=25?:int enableServiceLinks=30?:bool preemptionPolicy=31
+  topologySpreadConstraints=33*:TopologySpreadConstraint
 Container: name=1 image=2 command=3* args=4* workingDir=5 ports=6*:ContainerPort env=7*:EnvVar
-  resources=8:ResourceRequirements terminationMessagePath=13 imagePullPolicy=14 stdin=16:bool
-  stdinOnce=17:bool tty=18:bool terminationMessagePolicy=20 restartPolicy=24
+  resources=8:ResourceRequirements volumeMounts=9*:VolumeMount livenessProbe=10:Probe
+  readinessProbe=11:Probe terminationMessagePath=13 imagePullPolicy=14
+  securityContext=15:SecurityContext stdin=16:bool stdinOnce=17:bool tty=18:bool
+  envFrom=19*:EnvFromSource terminationMessagePolicy=20 startupProbe=22:Probe restartPolicy=24
 ContainerPort: name=1 hostPort=2:int containerPort=3:int protocol=4 hostIP=5
-EnvVar: name=1 value=2
+EnvVar: name=1 value=2 valueFrom=3:EnvVarSource
+EnvVarSource: fieldRef=1:ObjectFieldSelector resourceFieldRef=2:ResourceFieldSelector
+  configMapKeyRef=3:KeySelector secretKeyRef=4:KeySelector
+ObjectFieldSelector: apiVersion=1 fieldPath=2
+ResourceFieldSelector: containerName=1 resource=2 divisor=3:quantity
+KeySelector: ...=1:LocalObjectReference key=2 optional=3?:bool
+EnvFromSource: prefix=1 configMapRef=2:EnvSource secretRef=3:EnvSource
+EnvSource: ...=1:LocalObjectReference optional=2?:bool
+VolumeMount: name=1 readOnly=2:bool mountPath=3 subPath=4 mountPropagation=5? subPathExpr=6
+  recursiveReadOnly=7?
+Probe: ...=1:ProbeHandler initialDelaySeconds=2:int timeoutSeconds=3:int periodSeconds=4:int
+  successThreshold=5:int failureThreshold=6:int terminationGracePeriodSeconds=7?:int
+ProbeHandler: exec=1:ExecAction httpGet=2:HTTPGetAction tcpSocket=3:TCPSocketAction
+  grpc=4:GRPCAction
+ExecAction: command=1*
+HTTPGetAction: path=1 port=2:intstr host=3 scheme=4 httpHeaders=5*:HTTPHeader
+HTTPHeader: name=1 value=2
+TCPSocketAction: port=1:intstr host=2
+GRPCAction: port=1:int service=2?
+SecurityContext: capabilities=1:Capabilities privileged=2?:bool runAsUser=4?:int
+  runAsNonRoot=5?:bool readOnlyRootFilesystem=6?:bool allowPrivilegeEscalation=7?:bool
+  runAsGroup=8?:int procMount=9? seccompProfile=11:SeccompProfile
+Capabilities: add=1* drop=2*
+SeccompProfile: type=1 localhostProfile=2?
+PodSecurityContext: runAsUser=2?:int runAsNonRoot=3?:bool supplementalGroups=4*:int fsGroup=5?:int
+  runAsGroup=6?:int fsGroupChangePolicy=9? seccompProfile=10:SeccompProfile
+Volume: name=1 ...=2:VolumeSource
+VolumeSource: hostPath=1?:HostPathVolumeSource emptyDir=2?:EmptyDirVolumeSource
+  secret=6?:SecretVolumeSource persistentVolumeClaim=10?:PersistentVolumeClaimVolumeSource
+  configMap=19?:ConfigMapVolumeSource
+EmptyDirVolumeSource: medium=1 sizeLimit=2:quantity
+SecretVolumeSource: secretName=1 items=2*:KeyToPath defaultMode=3?:int optional=4?:bool
+ConfigMapVolumeSource: ...=1:LocalObjectReference items=2*:KeyToPath defaultMode=3?:int
+  optional=4?:bool
+KeyToPath: key=1 path=2 mode=3?:int
+PersistentVolumeClaimVolumeSource: claimName=1 readOnly=2:bool
+Toleration: key=1 operator=2 value=3 effect=4 tolerationSeconds=5?:int
+Affinity: nodeAffinity=1:NodeAffinity podAffinity=2:PodAffinity podAntiAffinity=3:PodAffinity
+NodeAffinity: requiredDuringSchedulingIgnoredDuringExecution=1:NodeSelector
+  preferredDuringSchedulingIgnoredDuringExecution=2*:PreferredSchedulingTerm
+PreferredSchedulingTerm: weight=1:int preference=2:NodeSelectorTerm
+PodAffinity: requiredDuringSchedulingIgnoredDuringExecution=1*:PodAffinityTerm
+  preferredDuringSchedulingIgnoredDuringExecution=2*:WeightedPodAffinityTerm
+PodAffinityTerm: labelSelector=1:LabelSelector namespaces=2* topologyKey=3
+  namespaceSelector=4:LabelSelector matchLabelKeys=5* mismatchLabelKeys=6*
+WeightedPodAffinityTerm: weight=1:int podAffinityTerm=2:PodAffinityTerm
+TopologySpreadConstraint: maxSkew=1:int topologyKey=2 whenUnsatisfiable=3
+  labelSelector=4:LabelSelector minDomains=5?:int nodeAffinityPolicy=6? nodeTaintsPolicy=7?
+  matchLabelKeys=8*
 ResourceRequirements: limits=1:qmap requests=2:qmap
 Pod: metadata=1:ObjectMeta spec=2:PodSpec status=3:PodStatus
-PodStatus: phase=1 message=3 reason=4 hostIP=5 podIP=6 startTime=7:time qosClass=9
-  nominatedNodeName=11 resize=14
+PodStatus: phase=1 conditions=2*:PodCondition message=3 reason=4 hostIP=5 podIP=6
+  startTime=7:time containerStatuses=8*:ContainerStatus qosClass=9
+  initContainerStatuses=10*:ContainerStatus nominatedNodeName=11 podIPs=12*:IP
+  ephemeralContainerStatuses=13*:ContainerStatus resize=14 hostIPs=16*:IP observedGeneration=17:int
+PodCondition: type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6
+  observedGeneration=7:int
+IP: ip=1
+ContainerStatus: name=1 state=2:ContainerState lastState=3:ContainerState ready=4:bool
+  restartCount=5:int image=6 imageID=7 containerID=8 started=9?:bool allocatedResources=10:qmap
+  resources=11:ResourceRequirements stopSignal=15?
+ContainerState: waiting=1:ContainerStateWaiting running=2:ContainerStateRunning
+  terminated=3:ContainerStateTerminated
+ContainerStateWaiting: reason=1 message=2
+ContainerStateRunning: startedAt=1:time
+ContainerStateTerminated: exitCode=1:int signal=2:int reason=3 message=4 startedAt=5:time
+  finishedAt=6:time containerID=7
 Service: metadata=1:ObjectMeta spec=2:ServiceSpec status=3:ServiceStatus
 ServiceSpec: ports=1*:ServicePort selector=2:map clusterIP=3 type=4 externalIPs=5*
   sessionAffinity=7 loadBalancerIP=8 loadBalancerSourceRanges=9* externalName=10
@@ -145,4 +213,117 @@ IngressStatus: loadBalancer=1:IngressLoadBalancerStatus
 IngressLoadBalancerStatus: ingress=1*:IngressLoadBalancerIngress
 IngressLoadBalancerIngress: ip=1 hostname=2 ports=4*:IngressPortStatus
 IngressPortStatus: port=1:int protocol=2 error=3?
+TransitionCondition: type=1 status=2 lastTransitionTime=3:time reason=4 message=5
+ReplicaSet: metadata=1:ObjectMeta spec=2:ReplicaSetSpec status=3:ReplicaSetStatus
+ReplicaSetSpec: replicas=1?:int selector=2:LabelSelector template=3:PodTemplateSpec
+  minReadySeconds=4:int
+ReplicaSetStatus: replicas=1:int fullyLabeledReplicas=2:int observedGeneration=3:int
+  readyReplicas=4:int availableReplicas=5:int conditions=6*:TransitionCondition
+  terminatingReplicas=7?:int
+StatefulSet: metadata=1:ObjectMeta spec=2:StatefulSetSpec status=3:StatefulSetStatus
+StatefulSetSpec: replicas=1?:int selector=2:LabelSelector template=3:PodTemplateSpec
+  volumeClaimTemplates=4*:PersistentVolumeClaim serviceName=5 podManagementPolicy=6
+  updateStrategy=7:StatefulSetUpdateStrategy revisionHistoryLimit=8?:int minReadySeconds=9:int
+  persistentVolumeClaimRetentionPolicy=10:StatefulSetPVCRetentionPolicy
+  ordinals=11:StatefulSetOrdinals
+StatefulSetUpdateStrategy: type=1 rollingUpdate=2:RollingUpdateStatefulSetStrategy
+RollingUpdateStatefulSetStrategy: partition=1?:int maxUnavailable=2?:intstr
+StatefulSetPVCRetentionPolicy: whenDeleted=1 whenScaled=2
+StatefulSetOrdinals: start=1:int
+StatefulSetStatus: observedGeneration=1:int replicas=2:int readyReplicas=3:int
+  currentReplicas=4:int updatedReplicas=5:int currentRevision=6 updateRevision=7
+  collisionCount=9?:int conditions=10*:TransitionCondition availableReplicas=11:int
+DaemonSet: metadata=1:ObjectMeta spec=2:DaemonSetSpec status=3:DaemonSetStatus
+DaemonSetSpec: selector=1:LabelSelector template=2:PodTemplateSpec
+  updateStrategy=3:DaemonSetUpdateStrategy minReadySeconds=4:int revisionHistoryLimit=6?:int
+DaemonSetUpdateStrategy: type=1 rollingUpdate=2:RollingUpdateDaemonSet
+RollingUpdateDaemonSet: maxUnavailable=1?:intstr maxSurge=2?:intstr
+DaemonSetStatus: currentNumberScheduled=1:int numberMisscheduled=2:int
+  desiredNumberScheduled=3:int numberReady=4:int observedGeneration=5:int
+  updatedNumberScheduled=6:int numberAvailable=7:int numberUnavailable=8:int
+  collisionCount=9?:int conditions=10*:TransitionCondition
+Node: metadata=1:ObjectMeta spec=2:NodeSpec status=3:NodeStatus
+NodeSpec: podCIDR=1 externalID=2 providerID=3 unschedulable=4:bool taints=5*:Taint podCIDRs=7*
+Taint: key=1 value=2 effect=3 timeAdded=4:time
+NodeStatus: capacity=1:qmap allocatable=2:qmap phase=3 conditions=4*:NodeCondition
+  addresses=5*:NodeAddress daemonEndpoints=6:NodeDaemonEndpoints nodeInfo=7:NodeSystemInfo
+  images=8*:ContainerImage volumesInUse=9* volumesAttached=10*:AttachedVolume
+  runtimeHandlers=12*:NodeRuntimeHandler features=13:NodeFeatures declaredFeatures=14*
+NodeCondition: type=1 status=2 lastHeartbeatTime=3:time lastTransitionTime=4:time reason=5
+  message=6
+NodeAddress: type=1 address=2
+NodeDaemonEndpoints: kubeletEndpoint=1:DaemonEndpoint
+DaemonEndpoint: Port=1:int
+NodeSystemInfo: machineID=1 systemUUID=2 bootID=3 kernelVersion=4 osImage=5
+  containerRuntimeVersion=6 kubeletVersion=7 kubeProxyVersion=8 operatingSystem=9
+  architecture=10 swap=11:NodeSwapStatus
+NodeSwapStatus: capacity=1?:int
+ContainerImage: names=1* sizeBytes=2:int
+AttachedVolume: name=1 devicePath=2
+NodeRuntimeHandler: name=1 features=2:NodeRuntimeHandlerFeatures
+NodeRuntimeHandlerFeatures: recursiveReadOnlyMounts=1?:bool userNamespaces=2?:bool
+NodeFeatures: supplementalGroupsPolicy=1?:bool containerUlimits=2?:bool
+NodeSelector: nodeSelectorTerms=1*:NodeSelectorTerm
+NodeSelectorTerm: matchExpressions=1*:NodeSelectorRequirement
+  matchFields=2*:NodeSelectorRequirement
+NodeSelectorRequirement: key=1 operator=2 values=3*
+Endpoints: metadata=1:ObjectMeta subsets=2*:EndpointSubset
+EndpointSubset: addresses=1*:EndpointAddress notReadyAddresses=2*:EndpointAddress
+  ports=3*:EndpointPort
+EndpointAddress: ip=1 targetRef=2:ObjectReference hostname=3 nodeName=4?
+EndpointPort: name=1 port=2:int protocol=3 appProtocol=4?
+EndpointSlice: metadata=1:ObjectMeta endpoints=2*:SliceEndpoint ports=3*:SliceEndpointPort
+  addressType=4
+SliceEndpoint: addresses=1* conditions=2:EndpointConditions hostname=3? targetRef=4:ObjectReference
+  deprecatedTopology=5:map nodeName=6? zone=7? hints=8:EndpointHints
+EndpointConditions: ready=1?:bool serving=2?:bool terminating=3?:bool
+EndpointHints: forZones=1*:ForZone forNodes=2*:ForZone
+ForZone: name=1
+SliceEndpointPort: name=1? protocol=2? port=3?:int appProtocol=4?
+Event: metadata=1:ObjectMeta involvedObject=2:ObjectReference reason=3 message=4
+  source=5:EventSource firstTimestamp=6:time lastTimestamp=7:time count=8:int type=9
+  eventTime=10:mtime series=11:EventSeries action=12 related=13:ObjectReference
+  reportingComponent=14 reportingInstance=15
+EventSource: component=1 host=2
+EventSeries: count=1:int lastObservedTime=2:mtime
+EventsV1Event: metadata=1:ObjectMeta eventTime=2:mtime series=3:EventSeries
+  reportingController=4 reportingInstance=5 action=6 reason=7 regarding=8:ObjectReference
+  related=9:ObjectReference note=10 type=11 deprecatedSource=12:EventSource
+  deprecatedFirstTimestamp=13:time deprecatedLastTimestamp=14:time deprecatedCount=15:int
+Lease: metadata=1:ObjectMeta spec=2:LeaseSpec
+LeaseSpec: holderIdentity=1? leaseDurationSeconds=2?:int acquireTime=3:mtime renewTime=4:mtime
+  leaseTransitions=5?:int strategy=6? preferredHolder=7?
+PersistentVolume: metadata=1:ObjectMeta spec=2:PersistentVolumeSpec
+  status=3:PersistentVolumeStatus
+PersistentVolumeSpec: capacity=1:qmap ...=2:PersistentVolumeSource accessModes=3*
+  claimRef=4:ObjectReference persistentVolumeReclaimPolicy=5 storageClassName=6 mountOptions=7*
+  volumeMode=8? nodeAffinity=9:VolumeNodeAffinity volumeAttributesClassName=10?
+PersistentVolumeSource: hostPath=3?:HostPathVolumeSource nfs=5?:NFSVolumeSource
+  local=20?:LocalVolumeSource csi=22?:CSIPersistentVolumeSource
+HostPathVolumeSource: path=1 type=2?
+NFSVolumeSource: server=1 path=2 readOnly=3:bool
+LocalVolumeSource: path=1 fsType=2?
+CSIPersistentVolumeSource: driver=1 volumeHandle=2 readOnly=3:bool fsType=4 volumeAttributes=5:map
+  controllerPublishSecretRef=6:SecretReference nodeStageSecretRef=7:SecretReference
+  nodePublishSecretRef=8:SecretReference controllerExpandSecretRef=9:SecretReference
+  nodeExpandSecretRef=10:SecretReference
+SecretReference: name=1 namespace=2
+VolumeNodeAffinity: required=1:NodeSelector
+PersistentVolumeStatus: phase=1 message=2 reason=3 lastPhaseTransitionTime=4:time
+PersistentVolumeClaim: metadata=1:ObjectMeta spec=2:PVCSpec status=3:PVCStatus
+PVCSpec: accessModes=1* resources=2:VolumeResourceRequirements volumeName=3
+  selector=4:LabelSelector storageClassName=5? volumeMode=6? dataSource=7:TypedLocalObjectReference
+  dataSourceRef=8:TypedObjectReference volumeAttributesClassName=9?
+VolumeResourceRequirements: limits=1:qmap requests=2:qmap
+TypedObjectReference: apiGroup=1? kind=2 name=3 namespace=4?
+PVCStatus: phase=1 accessModes=2* capacity=3:qmap conditions=4*:PVCCondition
+  allocatedResources=5:qmap allocatedResourceStatuses=7:map currentVolumeAttributesClassName=8?
+  modifyVolumeStatus=9:ModifyVolumeStatus
+PVCCondition: type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6
+ModifyVolumeStatus: targetVolumeAttributesClassName=1 status=2
+APIService: metadata=1:ObjectMeta spec=2:APIServiceSpec status=3:APIServiceStatus
+APIServiceSpec: service=1:APIServiceReference group=2 version=3 insecureSkipTLSVerify=4:bool
+  caBundle=5:bytes groupPriorityMinimum=7:int versionPriority=8:int
+APIServiceReference: namespace=1 name=2 port=3?:int
+APIServiceStatus: conditions=1*:TransitionCondition
 """

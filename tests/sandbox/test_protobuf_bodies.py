@@ -9,7 +9,10 @@ from sandbox import protobuf, protomessages
 from sandbox.gnostic import _bytes, _string, _tag, _varint
 from tests.sandbox.test_kubectl import Kubectl
 
-_SCALARS = {"string", "int", "bool", "bytes", "map", "qmap", "bmap", "time", "quantity", "intstr"}
+_SCALARS = {
+    *("string", "int", "bool", "bytes", "map", "qmap", "bmap", "time", "mtime", "quantity"),
+    "intstr",
+}
 
 
 def _msg(*parts):
@@ -214,6 +217,34 @@ def test_a_field_unknown_inside_an_inlined_message_is_refused():
     body = _envelope("networking.k8s.io/v1", "Ingress", _bytes(2, _bytes(3, rule)))
     with pytest.raises(protobuf.ProtobufError, match="field 7 of IngressRuleValue"):
         protobuf.decode(body)
+
+
+def test_a_persistent_volume_source_is_inlined_and_a_chosen_empty_source_kept():
+    # PersistentVolumeSpec: 1 capacity, 2 PersistentVolumeSource (inlined) {3 hostPath {1 path}},
+    # 3 accessModes; PodSpec 1 volumes: Volume {1 name, 2 VolumeSource (inlined) {2 emptyDir}}
+    capacity = _bytes(1, _string(1, "storage") + _bytes(2, _string(1, "1Gi")))
+    spec = capacity + _bytes(2, _bytes(3, _string(1, "/data"))) + _string(3, "ReadWriteOnce")
+    pv = protobuf.decode(_envelope("v1", "PersistentVolume", _bytes(2, spec)))
+    assert pv["spec"] == {
+        "capacity": {"storage": "1Gi"},
+        "hostPath": {"path": "/data"},
+        "accessModes": ["ReadWriteOnce"],
+    }
+    volume = _string(1, "scratch") + _bytes(2, _bytes(2, b""))  # emptyDir: {} is a choice
+    pod = protobuf.decode(_envelope("v1", "Pod", _bytes(2, _bytes(1, volume))))
+    assert pod["spec"]["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+
+
+def test_a_lease_keeps_its_micro_times():
+    # LeaseSpec: 1 holderIdentity, 2 leaseDurationSeconds, 4 renewTime (MicroTime {1 s, 2 ns})
+    renew = _int(1, 1_767_225_600) + _int(2, 123_456_000)  # 2026-01-01T00:00:00.123456Z
+    spec = _string(1, "me") + _int(2, 15) + _bytes(4, renew)
+    lease = protobuf.decode(_envelope("coordination.k8s.io/v1", "Lease", _bytes(2, spec)))
+    assert lease["spec"] == {
+        "holderIdentity": "me",
+        "leaseDurationSeconds": 15,
+        "renewTime": "2026-01-01T00:00:00.123456Z",
+    }
 
 
 @pytest.fixture
