@@ -7,6 +7,7 @@ apiVersion, 2 kind}, 2 raw message, 3 contentEncoding, 4 contentType).
 """
 
 import asyncio
+import shutil
 import ssl
 from datetime import datetime
 
@@ -148,20 +149,26 @@ async def test_changes_and_bookmarks_arrive_as_frames(sandbox_factory):
         ) as resp:
             assert resp.headers["Content-Type"] == STREAM
             await _post(http, CONFIGMAPS, {"metadata": {"name": "d"}, "data": {"k": "v"}})
+            patch = {"Content-Type": "application/merge-patch+json"}
+            body = b'{"data":{"k":"w"}}'
+            async with s.patch(f"{sb.url}{CONFIGMAPS}/d", data=body, headers=patch) as patched:
+                assert patched.status == 200
             async with s.delete(f"{sb.url}{CONFIGMAPS}/c") as deleted:
                 assert deleted.status == 200
-            events = [_event(f) for f in await _frames(resp, 3)]
+            events = [_event(f) for f in await _frames(resp, 4)]
     assert [(t, v, k) for t, v, k, _ in events] == [
         ("ADDED", "v1", "ConfigMap"),
+        ("MODIFIED", "v1", "ConfigMap"),
         ("DELETED", "v1", "ConfigMap"),
         ("BOOKMARK", "v1", "ConfigMap"),
     ]
-    added = _read(events[0][3])
+    added, modified = _read(events[0][3]), _read(events[1][3])
     assert _read(added[1][0])[1] == [b"d"]
     assert _read(added[2][0]) == {1: [b"k"], 2: [b"v"]}
-    bookmark = _read(events[2][3])
+    assert _read(modified[2][0]) == {1: [b"k"], 2: [b"w"]}
+    bookmark = _read(events[3][3])
     assert set(bookmark) == {1}  # metadata only
-    assert int(_read(bookmark[1][0])[6][0]) >= int(first["metadata"]["resourceVersion"]) + 2
+    assert int(_read(bookmark[1][0])[6][0]) >= int(first["metadata"]["resourceVersion"]) + 3
 
 
 async def test_an_expired_resume_is_an_error_frame_with_a_410_status(sandbox_factory):
@@ -267,3 +274,43 @@ async def test_a_change_the_table_cannot_say_ends_the_stream_with_an_error(http)
     status = _read(message)
     assert (kind, type_name, status[4], status[6]) == ("ERROR", "Status", [b"InternalError"], [500])
     assert b"setHostnameAsFQDN" in status[3][0]
+
+
+def _event_doc(name, reason, message):
+    return {
+        "metadata": {"name": name},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": reason,
+        "message": message,
+        "type": "Normal",
+        "source": {"component": "kubelet"},
+        "firstTimestamp": "2026-01-01T00:00:00Z",
+        "lastTimestamp": "2026-01-01T00:00:00Z",
+        "count": 1,
+    }
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_kubectl_events_watch_reads_the_frames(http, sandbox):
+    # kubectl's typed client watches events with protobuf first, as client-go's informers do
+    await _post(http, "/api/v1/namespaces/default/events", _event_doc("e1", "Started", "first"))
+    proc = await asyncio.create_subprocess_exec(
+        *("kubectl", "--kubeconfig", str(sandbox.kubeconfig), "events", "--watch", "-v=8"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        lines = [await asyncio.wait_for(proc.stdout.readline(), 20) for _ in range(2)]
+        await _post(http, "/api/v1/namespaces/default/events", _event_doc("e2", "Pulled", "second"))
+        lines.append(await asyncio.wait_for(proc.stdout.readline(), 20))
+    finally:
+        proc.kill()
+        _, err = await proc.communicate()
+    assert lines[0].split() == [b"LAST", b"SEEN", b"TYPE", b"REASON", b"OBJECT", b"MESSAGE"]
+    assert [line.split()[1:] for line in lines[1:]] == [
+        [b"Normal", b"Started", b"Pod/p", b"first"],
+        [b"Normal", b"Pulled", b"Pod/p", b"second"],
+    ]
+    assert f"Content-Type: {STREAM}".encode() in err
