@@ -12,6 +12,7 @@ dropped to make an object fit.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from typing import Any
 
@@ -30,7 +31,12 @@ class CannotEncode(ValueError):
     """The object has something the table does not describe: answer JSON instead."""
 
 
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]  # most tags and lengths: one byte, no loop
+
+
 def _varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     value &= (1 << 64) - 1  # negative int64s are ten-byte two's complement
     out = bytearray()
     while value > 0x7F:
@@ -48,6 +54,7 @@ def _int(number: int, value: int) -> bytes:
     return _varint(number << 3) + _varint(value)
 
 
+@functools.cache  # the table never changes: one name index per message
 def _fields_by_name(message: str) -> dict[str, tuple[int, bool, str]]:
     table = protomessages.messages()[message]
     return {name: (number, rep, kind) for number, (name, rep, kind, _) in table.items()}
