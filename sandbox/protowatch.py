@@ -47,8 +47,15 @@ def _clauses(accept: str) -> list[tuple[str, dict[str, str]]]:
 
 
 def _streamable(accept: str) -> list[str]:
-    # a clause asking for another stream schema than watch matches nothing, as upstream
-    return [m for m, params in _clauses(accept) if params.get("stream", "watch") == "watch"]
+    """Media types of the clauses a watch can be served as, in the client's preference."""
+    found = []
+    for media, params in _clauses(accept):
+        if params.get("stream", "watch") != "watch":
+            continue  # another stream schema than watch matches nothing, as upstream
+        if media == MEDIA_TYPE and "as" in params:
+            continue  # objects as protobuf Tables: the sandbox writes Tables as JSON only
+        found.append(media)
+    return found
 
 
 def negotiate(accept: str, *, api_version: str, kind: str) -> bool:

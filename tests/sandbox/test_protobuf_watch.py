@@ -224,6 +224,12 @@ async def _install_widgets(http):
             id="builtin-other-stream",
         ),
         pytest.param(
+            CONFIGMAPS,
+            f"{PROTOBUF};as=Table;v=v1;g=meta.k8s.io, application/json;as=Table;v=v1;g=meta.k8s.io",
+            (200, "application/json"),
+            id="builtin-tables",
+        ),
+        pytest.param(
             WIDGETS, f"{PROTOBUF}, application/json", (200, "application/json"), id="crd-falls-back"
         ),
         pytest.param(WIDGETS, STREAM, (406, "application/json"), id="crd-protobuf-only"),
