@@ -247,6 +247,32 @@ def test_a_lease_keeps_its_micro_times():
     }
 
 
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        pytest.param(_tag(9, 1) + b"\x00" * 8, "field 9 has a fixed-width value", id="fixed64"),
+        pytest.param(_tag(9, 5) + b"\x00" * 4, "field 9 has a fixed-width value", id="fixed32"),
+        pytest.param(_tag(1, 2) + _varint(50) + b"short", "field 1 is truncated", id="truncated"),
+        pytest.param(_tag(1, 0) + b"\x80", "truncated varint", id="cut-varint"),
+    ],
+)
+def test_a_malformed_body_is_refused_not_skipped(body, match):
+    with pytest.raises(protobuf.ProtobufError, match=match):
+        protobuf.decode(_envelope("v1", "ConfigMap", _bytes(1, _string(1, "c")) + body))
+
+
+async def test_a_malformed_body_is_a_415_naming_the_field(sandbox_http):
+    body = _envelope("v1", "ConfigMap", _bytes(1, _string(1, "c")) + _tag(9, 1) + b"\x00" * 8)
+    status, doc = await sandbox_http.request(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        data=body,
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
+    assert (status, doc["reason"]) == (415, "UnsupportedMediaType")
+    assert "field 9 has a fixed-width value" in doc["message"]
+
+
 @pytest.fixture
 def kubectl(sandbox, tmp_path):
     return Kubectl(sandbox, tmp_path)
