@@ -7,13 +7,19 @@ first, and read back equal to their JSON.
 
 import asyncio
 import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 
 from sandbox import protobuf, protoencode, protomessages
 from sandbox.resources import BUILTIN, CREATE_ONLY
 
 PROTOBUF_FIRST = f"{protoencode.MEDIA_TYPE}, application/json"
+HELM = shutil.which("helm") or str(Path(__file__).resolve().parents[2] / ".tools" / "helm")
 NS = "default"
 # kinds the table leaves out, each for its reason (sandbox/README.md says the same)
 NOT_IN_TABLE = {
@@ -292,3 +298,24 @@ async def test_a_protobuf_body_is_stored_as_its_json_twin(
         for allocated in ("clusterIP", "clusterIPs"):  # a Service's own, allocated on create
             stored.get("spec", {}).pop(allocated, None)
     assert from_pb == from_json
+
+
+@pytest.mark.skipif(not os.access(HELM, os.X_OK), reason="helm is not installed")
+def test_every_object_of_the_chart_encodes_whole():
+    # the project's own manifests, as helm renders them: what a typed client would send
+    chart = Path(__file__).resolve().parents[2] / "charts" / "promscaler"
+    rendered = subprocess.run(
+        [HELM, "template", "t", str(chart), "--include-crds"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    docs = [d for d in yaml.safe_load_all(rendered) if d]
+    kinds = {(d["apiVersion"], d["kind"]) for d in docs}
+    assert ("apps/v1", "Deployment") in kinds
+    for doc in docs:
+        if (doc["apiVersion"], doc["kind"]) in NOT_IN_TABLE:
+            continue
+        decoded = protobuf.decode(protoencode.encode(doc))
+        assert _without_zeros(decoded) == _without_zeros(doc), doc["metadata"]["name"]
