@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import struct
 from typing import Any
 
 from aiohttp import web
@@ -73,7 +74,7 @@ def encode_message(message: str, obj: dict[str, Any]) -> bytes:
         if key not in by_name:
             raise CannotEncode(f"{message} has no field {key!r} in the table")
         number, repeated, kind = by_name[key]
-        listed = repeated and kind not in ("map", "qmap", "bmap")
+        listed = repeated and not protomessages.is_map(kind)
         if listed and not isinstance(value, list):
             raise CannotEncode(f"{message}.{key} is not a list")
         values = value if listed else [value]
@@ -92,10 +93,14 @@ def _value(number: int, kind: str, value: Any) -> bytes:
         return _field(number, str(value).encode())
     if kind == "bytes":
         return _field(number, base64.b64decode(value))
-    if kind in ("map", "qmap", "bmap"):
+    if kind == "double":  # wire type 1: eight little-endian bytes
+        if not isinstance(value, int | float):
+            raise CannotEncode(f"field {number}: {value!r} is not a number")
+        return _varint(number << 3 | 1) + struct.pack("<d", float(value))
+    if protomessages.is_map(kind):
         if not isinstance(value, dict):
             raise CannotEncode(f"field {number}: {value!r} is not a map")
-        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}[kind]
+        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}.get(kind, kind[4:])
         return b"".join(
             _field(number, _field(1, k.encode()) + _value(2, inner, v))
             for k, v in sorted(value.items())  # Go writes map entries sorted by key
@@ -115,9 +120,25 @@ def _special(kind: str, value: Any) -> bytes:
     if kind == "mtime":  # MicroTime: 1 seconds, 2 nanos (zero nanos are not written)
         seconds, nanos = divmod(parse_time_ns(str(value)), 1_000_000_000)
         return _int(1, seconds) + (_int(2, nanos) if nanos else b"")
+    if kind == "json":  # 1 raw: the value's JSON text
+        return _field(1, json.dumps(value, separators=(",", ":")).encode())
+    if kind in protomessages.SCHEMA_OR:
+        return _schema_or(kind, value)
     if not isinstance(value, dict):
         raise CannotEncode(f"{kind}: {value!r} is not an object")
     return encode_message(kind, value)
+
+
+def _schema_or(kind: str, value: Any) -> bytes:
+    """A schema, or the list / bool / strings its JSON may be instead (as Go unmarshals it)."""
+    if kind == "schemaOrBool":  # 1 allows (true with a schema), 2 schema
+        if isinstance(value, bool):
+            return _int(1, int(value))
+        return _int(1, 1) + _field(2, _special("JSONSchemaProps", value))
+    if isinstance(value, list):  # 2: the schemas, or the property names
+        inner = "JSONSchemaProps" if kind == "schemaOrArray" else "string"
+        return b"".join(_value(2, inner, v) for v in value)
+    return _field(1, _special("JSONSchemaProps", value))
 
 
 def encode(doc: dict[str, Any]) -> bytes:

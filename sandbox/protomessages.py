@@ -7,20 +7,24 @@ messages are dropped as JSON's omitempty would; `field=N?` marks a pointer field
 value and kept. T is a message of this table, or one of: `int` (int32/int64 varint), `bool`,
 `bytes` (base64 in JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap`
 (map<string,bytes>), `time` (meta/v1 Time, RFC 3339 in JSON), `mtime` (meta/v1 MicroTime, six
-fractional digits), `quantity`, `intstr`. A field number the table does not have is an error (415),
-never dropped in silence. Field numbers are facts from upstream's generated.proto files; add a kind
-by adding its messages and an entry in `KINDS`, keyed by apiVersion and kind. `...=N:T` inlines
-message T at field N: Go's `json:",inline"` struct, whose JSON fields sit in the parent's object
-while protobuf nests them (IngressRule's IngressRuleValue, a PersistentVolumeSpec's
-PersistentVolumeSource, a Volume's VolumeSource). A message whose fields differ per version gets a
-version in its name (`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta, LabelSelector,
-PodTemplateSpec...).
+fractional digits), `quantity`, `intstr`, `double` (wire type 1), `json` (apiextensions JSON: its
+raw JSON text), `map:T` (map<string,T>), and `schemaOrArray`, `schemaOrBool`, `schemaOrStrings`
+(JSONSchemaProps or a list, a bool or strings, as their JSON has it). A field number the table does
+not have is an error (415), never dropped in silence. Field numbers are facts from upstream's
+generated.proto files; add a kind by adding its messages and an entry in `KINDS`, keyed by
+apiVersion and kind. `...=N:T` inlines message T at field N: Go's `json:",inline"` struct, whose
+JSON fields sit in the parent's object while protobuf nests them (IngressRule's IngressRuleValue, a
+PersistentVolumeSpec's PersistentVolumeSource, a Volume's VolumeSource). A message whose fields
+differ per version gets a version in its name (`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta,
+LabelSelector, PodTemplateSpec...).
 """
 
 from __future__ import annotations
 
 import base64
 import functools
+import json
+import struct
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -58,6 +62,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("events.k8s.io/v1", "Event"): "EventsV1Event",
     ("coordination.k8s.io/v1", "Lease"): "Lease",
     ("apiregistration.k8s.io/v1", "APIService"): "APIService",
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "CustomResourceDefinition",
 }
 
 
@@ -96,7 +101,26 @@ def messages() -> dict[str, dict[int, Field]]:
     return found
 
 
+class Fixed64(bytes):
+    """The eight bytes of a wire-type-1 value (a double), told apart from a length-delimited one."""
+
+
 Raw = dict[int, list[bytes | int]]
+# the JSON shapes of apiextensions' "or" messages: a schema, or a list / a bool / strings
+SCHEMA_OR = ("schemaOrArray", "schemaOrBool", "schemaOrStrings")
+
+
+def is_map(kind: str) -> bool:
+    """map<string,string>, map<string,Quantity>, map<string,bytes>, or `map:T` (map<string,T>)."""
+    return kind in ("map", "qmap", "bmap") or kind.startswith("map:")
+
+
+def _wire(value: bytes | int) -> int:
+    return 0 if isinstance(value, int) else 1 if isinstance(value, Fixed64) else 2
+
+
+def _wire_of(kind: str) -> int:
+    return 0 if kind in _VARINTS else 1 if kind == "double" else 2
 
 
 def decode_message(name: str, raw: Raw, fields_of: Any) -> dict[str, Any]:
@@ -107,13 +131,13 @@ def decode_message(name: str, raw: Raw, fields_of: Any) -> dict[str, Any]:
         if number not in table:
             raise UnknownField(f"field {number} of {name} is not known to the sandbox")
         field, repeated, kind, pointer = table[number]
-        if any(isinstance(v, int) != (kind in _VARINTS) for v in values):
+        if any(_wire(v) != _wire_of(kind) for v in values):
             raise BadField(f"field {number} ({field}) of {name} has the wrong wire type")
         decoded = [_value(kind, v, fields_of) for v in values]
         if field == INLINE:  # the inlined message's fields belong to this object in JSON
             out.update(decoded[-1])
             continue
-        if kind in ("map", "qmap", "bmap"):
+        if is_map(kind):
             value: Any = {k: v for item in decoded for k, v in item.items()}
         else:
             value = decoded if repeated else decoded[-1]
@@ -139,13 +163,16 @@ def _value(kind: str, value: bytes | int, fields_of: Any) -> Any:
         return bool(value)
     if kind == "bytes":
         return base64.b64encode(value if isinstance(value, bytes) else b"").decode()
+    if kind == "double":  # little-endian IEEE 754; Go's JSON writes a whole one without ".0"
+        number = struct.unpack("<d", value if isinstance(value, bytes) else b"\0" * 8)[0]
+        return int(number) if number.is_integer() else number
     msg = fields_of(value if isinstance(value, bytes) else b"")
     return _special(kind, msg, fields_of)
 
 
 def _special(kind: str, msg: Raw, fields_of: Any) -> Any:
-    if kind in ("map", "qmap", "bmap"):  # map entry: 1 key, 2 value
-        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}[kind]
+    if is_map(kind):  # map entry: 1 key, 2 value
+        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}.get(kind, kind[4:])
         value = msg.get(2, [b""])[-1]
         return {_text(msg.get(1, [b""])[-1]): _value(inner, value, fields_of)}
     if kind == "quantity":  # resource.Quantity: 1 string
@@ -162,4 +189,20 @@ def _special(kind: str, msg: Raw, fields_of: Any) -> Any:
         if kind == "time":
             return format_time(instant)  # JSON has whole seconds: the nanos are dropped
         return format_micro_time(instant + timedelta(microseconds=int(msg.get(2, [0])[-1]) // 1000))
+    if kind == "json":  # apiextensions JSON: 1 raw, the value's JSON text
+        return json.loads(_text(msg.get(1, [b"null"])[-1]))
+    if kind in SCHEMA_OR:
+        return _schema_or(kind, msg, fields_of)
     return decode_message(kind, msg, fields_of)
+
+
+def _schema_or(kind: str, msg: Raw, fields_of: Any) -> Any:
+    """JSONSchemaPropsOr{Array,Bool,StringArray} as their JSON: the schema, or the other form."""
+    schema = _value("JSONSchemaProps", msg[1][-1], fields_of) if 1 in msg else None
+    if kind == "schemaOrBool":  # 1 allows, 2 schema
+        schema = _value("JSONSchemaProps", msg[2][-1], fields_of) if 2 in msg else None
+        return schema if schema is not None else bool(msg.get(1, [0])[-1])
+    if schema is not None:  # OrArray and OrStringArray: 1 schema, 2 the list
+        return schema
+    inner = "JSONSchemaProps" if kind == "schemaOrArray" else "string"
+    return [_value(inner, v, fields_of) for v in msg.get(2, [])]

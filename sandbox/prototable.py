@@ -326,4 +326,37 @@ APIServiceSpec: service=1:APIServiceReference group=2 version=3 insecureSkipTLSV
   caBundle=5:bytes groupPriorityMinimum=7:int versionPriority=8:int
 APIServiceReference: namespace=1 name=2 port=3?:int
 APIServiceStatus: conditions=1*:TransitionCondition
+CustomResourceDefinition: metadata=1:ObjectMeta spec=2:CRDSpec status=3:CRDStatus
+CRDSpec: group=1 names=3:CRDNames scope=4 versions=7*:CRDVersion conversion=9:CRDConversion
+  preserveUnknownFields=10:bool
+CRDNames: plural=1 singular=2 shortNames=3* kind=4 listKind=5 categories=6*
+CRDVersion: name=1 served=2:bool storage=3:bool schema=4:CRDValidation
+  subresources=5:CRDSubresources additionalPrinterColumns=6*:CRDColumn deprecated=7:bool
+  deprecationWarning=8? selectableFields=9*:SelectableField
+SelectableField: jsonPath=1
+CRDValidation: openAPIV3Schema=1:JSONSchemaProps
+CRDSubresources: status=1?:CRDSubresourceStatus scale=2:CRDSubresourceScale
+CRDSubresourceStatus:
+CRDSubresourceScale: specReplicasPath=1 statusReplicasPath=2 labelSelectorPath=3?
+CRDColumn: name=1 type=2 format=3 description=4 priority=5:int jsonPath=6
+CRDConversion: strategy=1 webhook=2:WebhookConversion
+WebhookConversion: clientConfig=2:WebhookClientConfig conversionReviewVersions=3*
+WebhookClientConfig: service=1:CRDServiceReference caBundle=2:bytes url=3?
+CRDServiceReference: namespace=1 name=2 path=3? port=4?:int
+CRDStatus: conditions=1*:TransitionCondition acceptedNames=2:CRDNames storedVersions=3*
+JSONSchemaProps: id=1 $schema=2 $ref=3 description=4 type=5 format=6 title=7 default=8?:json
+  maximum=9?:double exclusiveMaximum=10:bool minimum=11?:double exclusiveMinimum=12:bool
+  maxLength=13?:int minLength=14?:int pattern=15 maxItems=16?:int minItems=17?:int
+  uniqueItems=18:bool multipleOf=19?:double enum=20*:json maxProperties=21?:int
+  minProperties=22?:int required=23* items=24?:schemaOrArray allOf=25*:JSONSchemaProps
+  oneOf=26*:JSONSchemaProps anyOf=27*:JSONSchemaProps not=28?:JSONSchemaProps
+  properties=29:map:JSONSchemaProps additionalProperties=30?:schemaOrBool
+  patternProperties=31:map:JSONSchemaProps dependencies=32:map:schemaOrStrings
+  additionalItems=33?:schemaOrBool definitions=34:map:JSONSchemaProps
+  externalDocs=35:ExternalDocumentation example=36?:json nullable=37:bool
+  x-kubernetes-preserve-unknown-fields=38?:bool x-kubernetes-embedded-resource=39:bool
+  x-kubernetes-int-or-string=40:bool x-kubernetes-list-map-keys=41* x-kubernetes-list-type=42?
+  x-kubernetes-map-type=43? x-kubernetes-validations=44*:ValidationRule
+ExternalDocumentation: description=1 url=2
+ValidationRule: rule=1 message=2 messageExpression=3 reason=4? fieldPath=5 optionalOldSelf=6?:bool
 """

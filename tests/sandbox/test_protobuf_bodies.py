@@ -2,6 +2,7 @@
 
 import json
 import shutil
+import struct
 
 import pytest
 
@@ -11,7 +12,7 @@ from tests.sandbox.test_kubectl import Kubectl
 
 _SCALARS = {
     *("string", "int", "bool", "bytes", "map", "qmap", "bmap", "time", "mtime", "quantity"),
-    "intstr",
+    *("intstr", "double", "json", *protomessages.SCHEMA_OR),
 }
 
 
@@ -34,6 +35,7 @@ def test_every_type_the_table_names_is_described():
         assert top in table
     for name, fields in table.items():
         for number, (field, _, kind, _) in fields.items():
+            kind = kind.removeprefix("map:")  # map<string, T>
             assert kind in _SCALARS or kind in table, f"{name}.{field}={number}: {kind}"
 
 
@@ -247,10 +249,43 @@ def test_a_lease_keeps_its_micro_times():
     }
 
 
+def test_a_crd_schema_with_doubles_raw_json_maps_and_or_messages():
+    # JSONSchemaProps: 5 type, 8 default (JSON {1 raw}), 11 minimum (double, wire type 1),
+    # 24 items (OrArray {2 schemas}), 29 properties (map<string, JSONSchemaProps>),
+    # 30 additionalProperties (OrBool {1 allows, 2 schema})
+    string = _string(5, "string")
+    schema = _msg(
+        _string(5, "object"),
+        _bytes(8, _bytes(1, b'{"a":"x"}')),
+        _tag(11, 1) + struct.pack("<d", -1.5),
+        _bytes(24, _bytes(2, string) + _bytes(2, _string(5, "integer"))),
+        _bytes(29, _string(1, "a") + _bytes(2, string)),
+        _bytes(30, _int(1, 0)),
+    )
+    version = _string(1, "v1") + _bytes(4, _bytes(1, schema))  # CRDVersion 4 {1 openAPIV3Schema}
+    body = _envelope(
+        "apiextensions.k8s.io/v1", "CustomResourceDefinition", _bytes(2, _bytes(7, version))
+    )
+    decoded = protobuf.decode(body)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert decoded == {
+        "type": "object",
+        "default": {"a": "x"},
+        "minimum": -1.5,
+        "items": [{"type": "string"}, {"type": "integer"}],
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,  # a pointer: false stays
+    }
+
+
 @pytest.mark.parametrize(
     ("body", "match"),
     [
-        pytest.param(_tag(9, 1) + b"\x00" * 8, "field 9 has a fixed-width value", id="fixed64"),
+        pytest.param(
+            _tag(4, 1) + b"\x00" * 8,
+            r"field 4 \(immutable\) of ConfigMap has the wrong wire type",
+            id="double-where-a-bool-is",
+        ),
+        pytest.param(_tag(4, 1) + b"\x00" * 4, "field 4 is truncated", id="cut-double"),
         pytest.param(_tag(9, 5) + b"\x00" * 4, "field 9 has a fixed-width value", id="fixed32"),
         pytest.param(_tag(1, 2) + _varint(50) + b"short", "field 1 is truncated", id="truncated"),
         pytest.param(_tag(1, 0) + b"\x80", "truncated varint", id="cut-varint"),
@@ -262,7 +297,7 @@ def test_a_malformed_body_is_refused_not_skipped(body, match):
 
 
 async def test_a_malformed_body_is_a_415_naming_the_field(sandbox_http):
-    body = _envelope("v1", "ConfigMap", _bytes(1, _string(1, "c")) + _tag(9, 1) + b"\x00" * 8)
+    body = _envelope("v1", "ConfigMap", _bytes(1, _string(1, "c")) + _tag(9, 5) + b"\x00" * 4)
     status, doc = await sandbox_http.request(
         "POST",
         "/api/v1/namespaces/default/configmaps",

@@ -1,4 +1,4 @@
-"""Every built-in kind the sandbox serves is in the protobuf message table (but the CRD).
+"""Every built-in kind the sandbox serves is in the protobuf message table.
 
 The walk: objects of every kind, as users create them and as the sandbox's own controllers,
 kubelet and nodes write them, are answered whole as protobuf to a client that asks for it
@@ -17,16 +17,14 @@ import yaml
 
 from sandbox import protobuf, protoencode, protomessages
 from sandbox.resources import BUILTIN, CREATE_ONLY
+from tests.sandbox.test_crds import crd, crd_with_rule
 
 PROTOBUF_FIRST = f"{protoencode.MEDIA_TYPE}, application/json"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 HELM = shutil.which("helm") or str(Path(__file__).resolve().parents[2] / ".tools" / "helm")
 NS = "default"
-# kinds the table leaves out, each for its reason (sandbox/README.md says the same)
-NOT_IN_TABLE = {
-    # JSONSchemaProps is a deep recursive message with raw-JSON fields (default, example, enum);
-    # kubectl and helm send CRDs as JSON, and apiextensions clients read JSON as well
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
-}
+# kinds the table leaves out, each for its reason (sandbox/README.md says the same): none
+NOT_IN_TABLE: set[tuple[str, str]] = set()
 
 POD_TEMPLATE = {
     "metadata": {"labels": {"app": "web"}},
@@ -182,7 +180,7 @@ def _listable():
     return [rt for rt in BUILTIN if rt.verbs != CREATE_ONLY]
 
 
-def test_every_builtin_kind_but_the_crd_is_in_the_table():
+def test_every_builtin_kind_is_in_the_table():
     missing = {
         (rt.api_version, rt.kind)
         for rt in _listable()
@@ -209,6 +207,8 @@ async def _create_everything(http):
             body = {"metadata": {"name": "web"}, "spec": {"template": template}}
         status, doc = await http.request("POST", f"{base}/namespaces/{NS}/{plural}", json=body)
         assert status == 201, doc
+    status, created = await http.request("POST", CRDS, json=crd())
+    assert status == 201, created
     for path, _, _, doc in PLAIN:
         status, created = await http.request(
             "POST", path, json={"metadata": {"name": "web"}, **doc}
@@ -249,8 +249,8 @@ async def test_what_the_sandbox_stores_is_answered_whole_as_protobuf(sandbox_fac
                 assert _without_zeros(decoded) == _without_zeros(item), json.dumps(item)
     finally:
         await http.close()
-    # every kind but the review requests and CRDs had objects to say
-    assert sorted(k for k, n in seen.items() if not n) == ["CustomResourceDefinition"]
+    # every kind but the review requests had objects to say
+    assert sorted(k for k, n in seen.items() if not n) == []
 
 
 async def _both(http, path):
@@ -319,3 +319,53 @@ def test_every_object_of_the_chart_encodes_whole():
             continue
         decoded = protobuf.decode(protoencode.encode(doc))
         assert _without_zeros(decoded) == _without_zeros(doc), doc["metadata"]["name"]
+
+
+RICH_SCHEMA = {  # every JSON shape JSONSchemaProps' special messages take
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "ratio": {"type": "number", "minimum": -1.5, "maximum": 2, "multipleOf": 0.5},
+                "ports": {
+                    "type": "array",
+                    "maxItems": 3,
+                    "items": {"type": "integer", "format": "int32"},
+                    "x-kubernetes-list-type": "set",
+                },
+                "name": {"type": "string", "maxLength": 0, "default": "", "pattern": "^a"},
+                "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}]},
+                "flag": {"type": "boolean", "default": False, "nullable": True},
+            },
+        },
+    },
+}
+
+
+def _crd_with_schema(schema):
+    out = crd()
+    for version in out["spec"]["versions"]:
+        version["schema"] = {"openAPIV3Schema": schema}
+    return out
+
+
+@pytest.mark.parametrize(
+    "definition",
+    [
+        pytest.param(crd(versions=("v1", "v2")), id="defaults-enums-minimums-subresources"),
+        pytest.param(crd_with_rule("self.replicas <= 5", "too many"), id="cel-rule"),
+        pytest.param(_crd_with_schema(RICH_SCHEMA), id="or-types-doubles-json"),
+    ],
+)
+async def test_a_crd_sent_as_protobuf_is_stored_as_sent(sandbox_http, definition):
+    headers = {"Content-Type": protoencode.MEDIA_TYPE}
+    body = protoencode.encode(definition)
+    status, stored = await sandbox_http.request("POST", CRDS, data=body, headers=headers)
+    assert status == 201, stored
+    schema = definition["spec"]["versions"][0]["schema"]
+    assert stored["spec"]["versions"][0]["schema"] == schema
