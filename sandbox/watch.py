@@ -176,7 +176,8 @@ async def serve_watch(
                 await stream.send("ERROR", errors.gone(expired).status())
                 return response
             if frames is not None:
-                await stream.response.write(b"".join(frames))
+                for start in range(0, len(frames), 256):  # a few large writes, as for JSON
+                    await stream.response.write(b"".join(frames[start : start + 256]))
             else:
                 await _write_json_backlog(stream, api, rt, backlog, options=options)
             if options.send_initial_events and options.bookmarks:
