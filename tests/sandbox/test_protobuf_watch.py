@@ -320,3 +320,15 @@ async def test_kubectl_events_watch_reads_the_frames(http, sandbox):
         [b"Normal", b"Pulled", b"Pod/p", b"second"],
     ]
     assert f"Content-Type: {STREAM}".encode() in err
+
+
+async def test_a_long_backlog_arrives_whole_in_order(http, sandbox):
+    # more than one 256-frame write: created in process, the watch reads them over HTTPS
+    rt = sandbox.registry.lookup("", "v1", "configmaps")
+    names = [f"cm-{i:03d}" for i in range(300)]
+    for name in names:
+        sandbox.api.create(rt, "default", {"metadata": {"name": name}})
+    async with _watch(http, CONFIGMAPS, STREAM) as resp:
+        events = [_event(f) for f in await _frames(resp, len(names))]
+    assert {t for t, _, _, _ in events} == {"ADDED"}
+    assert [_read(_read(m)[1][0])[1][0].decode() for _, _, _, m in events] == names
