@@ -139,3 +139,20 @@ def forbidden(message: str, *, resource: str = "", group: str = "", name: str = 
 
 def service_unavailable(message: str) -> ApiError:
     return ApiError(503, "ServiceUnavailable", message)
+
+
+def not_acceptable(accepted: list[str]) -> ApiError:
+    return ApiError(
+        406,
+        "NotAcceptable",
+        f"only the following media types are accepted: {', '.join(accepted)}",
+    )
+
+
+def internal(message: str) -> ApiError:
+    return ApiError(
+        500,
+        "InternalError",
+        f"Internal error occurred: {message}",
+        details={"causes": [{"message": message}]},
+    )

@@ -44,10 +44,17 @@ def fields(data: bytes) -> dict[int, list[bytes | int]]:
             found.setdefault(number, []).append(value)
         elif wire == 2:
             size, pos = _varint(data, pos)
+            if pos + size > len(data):
+                raise ProtobufError(f"field {number} is truncated ({size} bytes announced)")
             found.setdefault(number, []).append(data[pos : pos + size])
             pos += size
-        elif wire in (1, 5):
-            pos += 8 if wire == 1 else 4
+        elif wire == 1:  # a double (JSONSchemaProps' bounds); the table says where it may be
+            if pos + 8 > len(data):
+                raise ProtobufError(f"field {number} is truncated (a 64-bit value)")
+            found.setdefault(number, []).append(protomessages.Fixed64(data[pos : pos + 8]))
+            pos += 8
+        elif wire == 5:  # no message of the table has a 32-bit fixed field: never skip one
+            raise ProtobufError(f"field {number} has a fixed-width value the sandbox does not read")
         else:
             raise ProtobufError(f"unsupported wire type {wire}")
     return found

@@ -12,12 +12,14 @@ dropped to make an object fit.
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import struct
 from typing import Any
 
 from aiohttp import web
 
-from common.kubetime import parse_time
+from common.kubetime import parse_time, parse_time_ns
 from sandbox import protomessages
 from sandbox.protobuf import MAGIC
 
@@ -30,7 +32,12 @@ class CannotEncode(ValueError):
     """The object has something the table does not describe: answer JSON instead."""
 
 
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]  # most tags and lengths: one byte, no loop
+
+
 def _varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     value &= (1 << 64) - 1  # negative int64s are ten-byte two's complement
     out = bytearray()
     while value > 0x7F:
@@ -48,6 +55,7 @@ def _int(number: int, value: int) -> bytes:
     return _varint(number << 3) + _varint(value)
 
 
+@functools.cache  # the table never changes: one name index per message
 def _fields_by_name(message: str) -> dict[str, tuple[int, bool, str]]:
     table = protomessages.messages()[message]
     return {name: (number, rep, kind) for number, (name, rep, kind, _) in table.items()}
@@ -56,12 +64,17 @@ def _fields_by_name(message: str) -> dict[str, tuple[int, bool, str]]:
 def encode_message(message: str, obj: dict[str, Any]) -> bytes:
     """`obj` (JSON) as `message`, fields in number order as Go writes them."""
     by_name = _fields_by_name(message)
+    inlined = {k: v for k, v in obj.items() if k not in by_name}
+    if inlined and protomessages.INLINE in by_name:  # fields of an inlined message
+        obj = {k: v for k, v in obj.items() if k in by_name} | {protomessages.INLINE: inlined}
     parts: list[tuple[int, bytes]] = []
     for key, value in obj.items():
+        if value is None:
+            continue  # null is an absent field, whatever its type
         if key not in by_name:
             raise CannotEncode(f"{message} has no field {key!r} in the table")
         number, repeated, kind = by_name[key]
-        listed = repeated and kind not in ("map", "qmap", "bmap")
+        listed = repeated and not protomessages.is_map(kind)
         if listed and not isinstance(value, list):
             raise CannotEncode(f"{message}.{key} is not a list")
         values = value if listed else [value]
@@ -80,10 +93,14 @@ def _value(number: int, kind: str, value: Any) -> bytes:
         return _field(number, str(value).encode())
     if kind == "bytes":
         return _field(number, base64.b64decode(value))
-    if kind in ("map", "qmap", "bmap"):
+    if kind == "double":  # wire type 1: eight little-endian bytes
+        if not isinstance(value, int | float):
+            raise CannotEncode(f"field {number}: {value!r} is not a number")
+        return _varint(number << 3 | 1) + struct.pack("<d", float(value))
+    if protomessages.is_map(kind):
         if not isinstance(value, dict):
             raise CannotEncode(f"field {number}: {value!r} is not a map")
-        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}[kind]
+        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}.get(kind, kind[4:])
         return b"".join(
             _field(number, _field(1, k.encode()) + _value(2, inner, v))
             for k, v in sorted(value.items())  # Go writes map entries sorted by key
@@ -98,11 +115,30 @@ def _special(kind: str, value: Any) -> bytes:
         if isinstance(value, str):
             return _int(1, 1) + _field(3, value.encode())
         return _int(1, 0) + _int(2, int(value))
-    if kind == "time":  # 1 seconds, 2 nanos
+    if kind == "time":  # 1 seconds, 2 nanos (Time has whole seconds)
         return _int(1, int(parse_time(str(value)).timestamp()))
+    if kind == "mtime":  # MicroTime: 1 seconds, 2 nanos (zero nanos are not written)
+        seconds, nanos = divmod(parse_time_ns(str(value)), 1_000_000_000)
+        return _int(1, seconds) + (_int(2, nanos) if nanos else b"")
+    if kind == "json":  # 1 raw: the value's JSON text
+        return _field(1, json.dumps(value, separators=(",", ":")).encode())
+    if kind in protomessages.SCHEMA_OR:
+        return _schema_or(kind, value)
     if not isinstance(value, dict):
         raise CannotEncode(f"{kind}: {value!r} is not an object")
     return encode_message(kind, value)
+
+
+def _schema_or(kind: str, value: Any) -> bytes:
+    """A schema, or the list / bool / strings its JSON may be instead (as Go unmarshals it)."""
+    if kind == "schemaOrBool":  # 1 allows (true with a schema), 2 schema
+        if isinstance(value, bool):
+            return _int(1, int(value))
+        return _int(1, 1) + _field(2, _special("JSONSchemaProps", value))
+    if isinstance(value, list):  # 2: the schemas, or the property names
+        inner = "JSONSchemaProps" if kind == "schemaOrArray" else "string"
+        return b"".join(_value(2, inner, v) for v in value)
+    return _field(1, _special("JSONSchemaProps", value))
 
 
 def encode(doc: dict[str, Any]) -> bytes:
@@ -114,8 +150,14 @@ def encode(doc: dict[str, Any]) -> bytes:
     if top is None:
         raise CannotEncode(f"{api_version} {kind} is not in the table")
     raw = _list(top, body) if item_kind else encode_message(top, body)
+    return envelope(api_version, kind, raw)
+
+
+def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
+    """`k8s\\x00` and the runtime.Unknown around an encoded message, as Go writes it: its
+    contentEncoding (3) and contentType (4) are written empty, not left out."""
     type_meta = _field(1, api_version.encode()) + _field(2, kind.encode())
-    return MAGIC + _field(1, type_meta) + _field(2, raw)
+    return MAGIC + _field(1, type_meta) + _field(2, raw) + _field(3, b"") + _field(4, b"")
 
 
 def _list(top: str, body: dict[str, Any]) -> bytes:

@@ -1,148 +1,35 @@
 """Kubernetes protobuf messages decoded from a compact table of k8s.io/api's generated.proto.
 
-One line per message: `Name: field=N ...`, where `field=N` is a string, `field=N*` a repeated
-string, `field=N:T` a value of type T and `field=N*:T` a repeated one. Go's generated code writes
-every non-pointer field, zero or not, so zero values and empty messages are dropped as JSON's
-omitempty would; `field=N?` marks a pointer field, whose zero is a value and kept. T is a
-message of this table, or one of: `int` (int32/int64 varint), `bool`, `bytes` (base64 in
-JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap` (map<string,bytes>), `time`
-(meta/v1 Time, RFC 3339 in JSON), `quantity`, `intstr`. A field number the table does not have
-is an error (415), never dropped in silence. Field numbers are facts from upstream's
+The table is `prototable.TABLE`, one line per message: `Name: field=N ...`, where `field=N` is a
+string, `field=N*` a repeated string, `field=N:T` a value of type T and `field=N*:T` a repeated
+one. Go's generated code writes every non-pointer field, zero or not, so zero values and empty
+messages are dropped as JSON's omitempty would; `field=N?` marks a pointer field, whose zero is a
+value and kept. T is a message of this table, or one of: `int` (int32/int64 varint), `bool`,
+`bytes` (base64 in JSON), `map` (map<string,string>), `qmap` (map<string,Quantity>), `bmap`
+(map<string,bytes>), `time` (meta/v1 Time, RFC 3339 in JSON), `mtime` (meta/v1 MicroTime, six
+fractional digits), `quantity`, `intstr`, `double` (wire type 1), `json` (apiextensions JSON: its
+raw JSON text), `map:T` (map<string,T>), and `schemaOrArray`, `schemaOrBool`, `schemaOrStrings`
+(JSONSchemaProps or a list, a bool or strings, as their JSON has it). A field number the table does
+not have is an error (415), never dropped in silence. Field numbers are facts from upstream's
 generated.proto files; add a kind by adding its messages and an entry in `KINDS`, keyed by
-apiVersion and kind. A message whose fields differ per version gets a version in its name
-(`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta, LabelSelector, PodTemplateSpec...).
+apiVersion and kind. `...=N:T` inlines message T at field N: Go's `json:",inline"` struct, whose
+JSON fields sit in the parent's object while protobuf nests them (IngressRule's IngressRuleValue, a
+PersistentVolumeSpec's PersistentVolumeSource, a Volume's VolumeSource). A message whose fields
+differ per version gets a version in its name (`HPAv1`, `HPAv2`); the rest are shared (ObjectMeta,
+LabelSelector, PodTemplateSpec...).
 """
 
 from __future__ import annotations
 
 import base64
 import functools
-from datetime import UTC, datetime
+import json
+import struct
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from common.kubetime import format_time
-
-TABLE = """
-ObjectMeta: name=1 generateName=2 namespace=3 selfLink=4 uid=5 resourceVersion=6 generation=7:int
-  creationTimestamp=8:time deletionTimestamp=9:time deletionGracePeriodSeconds=10?:int
-  labels=11:map annotations=12:map ownerReferences=13*:OwnerReference finalizers=14*
-OwnerReference: kind=1 name=3 uid=4 apiVersion=5 controller=6?:bool blockOwnerDeletion=7?:bool
-LabelSelector: matchLabels=1:map matchExpressions=2*:LabelSelectorRequirement
-LabelSelectorRequirement: key=1 operator=2 values=3*
-Condition: type=1 status=2 observedGeneration=3:int lastTransitionTime=4:time reason=5 message=6
-Deployment: metadata=1:ObjectMeta spec=2:DeploymentSpec status=3:DeploymentStatus
-DeploymentSpec: replicas=1?:int selector=2:LabelSelector template=3:PodTemplateSpec
-  strategy=4:DeploymentStrategy minReadySeconds=5:int revisionHistoryLimit=6?:int paused=7:bool
-  progressDeadlineSeconds=9?:int podReplacementPolicy=10
-DeploymentStrategy: type=1 rollingUpdate=2:RollingUpdateDeployment
-RollingUpdateDeployment: maxUnavailable=1:intstr maxSurge=2:intstr
-DeploymentStatus: observedGeneration=1:int replicas=2:int updatedReplicas=3:int
-  availableReplicas=4:int unavailableReplicas=5:int conditions=6*:DeploymentCondition
-  readyReplicas=7:int collisionCount=8?:int terminatingReplicas=9?:int
-DeploymentCondition: type=1 status=2 reason=4 message=5 lastUpdateTime=6:time
-  lastTransitionTime=7:time
-PodTemplateSpec: metadata=1:ObjectMeta spec=2:PodSpec
-PodSpec: containers=2*:Container restartPolicy=3 terminationGracePeriodSeconds=4?:int
-  activeDeadlineSeconds=5?:int dnsPolicy=6 nodeSelector=7:map serviceAccountName=8
-  serviceAccount=9 nodeName=10 hostNetwork=11:bool hostPID=12:bool hostIPC=13:bool
-  hostname=16 subdomain=17 schedulerName=19 initContainers=20*:Container
-  automountServiceAccountToken=21?:bool priorityClassName=24 priority=25?:int
-  enableServiceLinks=30?:bool preemptionPolicy=31
-Container: name=1 image=2 command=3* args=4* workingDir=5 ports=6*:ContainerPort env=7*:EnvVar
-  resources=8:ResourceRequirements terminationMessagePath=13 imagePullPolicy=14 stdin=16:bool
-  stdinOnce=17:bool tty=18:bool terminationMessagePolicy=20 restartPolicy=24
-ContainerPort: name=1 hostPort=2:int containerPort=3:int protocol=4 hostIP=5
-EnvVar: name=1 value=2
-ResourceRequirements: limits=1:qmap requests=2:qmap
-Pod: metadata=1:ObjectMeta spec=2:PodSpec status=3:PodStatus
-PodStatus: phase=1 message=3 reason=4 hostIP=5 podIP=6 startTime=7:time qosClass=9
-  nominatedNodeName=11 resize=14
-Service: metadata=1:ObjectMeta spec=2:ServiceSpec status=3:ServiceStatus
-ServiceSpec: ports=1*:ServicePort selector=2:map clusterIP=3 type=4 externalIPs=5*
-  sessionAffinity=7 loadBalancerIP=8 loadBalancerSourceRanges=9* externalName=10
-  externalTrafficPolicy=11 healthCheckNodePort=12:int publishNotReadyAddresses=13:bool
-  ipFamilyPolicy=17 clusterIPs=18* ipFamilies=19* allocateLoadBalancerNodePorts=20?:bool
-  loadBalancerClass=21 internalTrafficPolicy=22 trafficDistribution=23
-ServicePort: name=1 protocol=2 port=3:int targetPort=4:intstr nodePort=5:int appProtocol=6
-ServiceStatus: loadBalancer=1:LoadBalancerStatus conditions=2*:Condition
-LoadBalancerStatus: ingress=1*:LoadBalancerIngress
-LoadBalancerIngress: ip=1 hostname=2
-Namespace: metadata=1:ObjectMeta spec=2:NamespaceSpec status=3:NamespaceStatus
-NamespaceSpec: finalizers=1*
-NamespaceStatus: phase=1
-ConfigMap: metadata=1:ObjectMeta data=2:map binaryData=3:bmap immutable=4?:bool
-Secret: metadata=1:ObjectMeta data=2:bmap type=3 stringData=4:map immutable=5?:bool
-Job: metadata=1:ObjectMeta spec=2:JobSpec status=3:JobStatus
-JobSpec: parallelism=1?:int completions=2?:int activeDeadlineSeconds=3?:int
-  selector=4:LabelSelector manualSelector=5?:bool template=6:PodTemplateSpec backoffLimit=7?:int
-  ttlSecondsAfterFinished=8?:int completionMode=9? suspend=10?:bool
-  podFailurePolicy=11:PodFailurePolicy backoffLimitPerIndex=12?:int maxFailedIndexes=13?:int
-  podReplacementPolicy=14? managedBy=15? successPolicy=16:SuccessPolicy
-PodFailurePolicy: rules=1*:PodFailurePolicyRule
-PodFailurePolicyRule: action=1 onExitCodes=2:PodFailurePolicyOnExitCodesRequirement
-  onPodConditions=3*:PodFailurePolicyOnPodConditionsPattern
-PodFailurePolicyOnExitCodesRequirement: containerName=1? operator=2 values=3*:int
-PodFailurePolicyOnPodConditionsPattern: type=1 status=2
-SuccessPolicy: rules=1*:SuccessPolicyRule
-SuccessPolicyRule: succeededIndexes=1? succeededCount=2?:int
-JobStatus: conditions=1*:JobCondition startTime=2:time completionTime=3:time active=4:int
-  succeeded=5:int failed=6:int completedIndexes=7 uncountedTerminatedPods=8:UncountedTerminatedPods
-  ready=9?:int failedIndexes=10? terminating=11?:int
-JobCondition: type=1 status=2 lastProbeTime=3:time lastTransitionTime=4:time reason=5 message=6
-UncountedTerminatedPods: succeeded=1* failed=2*
-CrossVersionObjectReference: kind=1 name=2 apiVersion=3
-HPAv1: metadata=1:ObjectMeta spec=2:HPAv1Spec status=3:HPAv1Status
-HPAv1Spec: scaleTargetRef=1:CrossVersionObjectReference minReplicas=2?:int maxReplicas=3:int
-  targetCPUUtilizationPercentage=4?:int
-HPAv1Status: observedGeneration=1?:int lastScaleTime=2:time currentReplicas=3:int
-  desiredReplicas=4:int currentCPUUtilizationPercentage=5?:int
-HPAv2: metadata=1:ObjectMeta spec=2:HPAv2Spec status=3:HPAv2Status
-HPAv2Spec: scaleTargetRef=1:CrossVersionObjectReference minReplicas=2?:int maxReplicas=3:int
-  metrics=4*:MetricSpec behavior=5:HPABehavior
-HPABehavior: scaleUp=1:HPAScalingRules scaleDown=2:HPAScalingRules
-HPAScalingRules: selectPolicy=1? policies=2*:HPAScalingPolicy stabilizationWindowSeconds=3?:int
-  tolerance=4:quantity
-HPAScalingPolicy: type=1 value=2:int periodSeconds=3:int
-MetricSpec: type=1 object=2:ObjectMetricSource pods=3:PodsMetricSource
-  resource=4:ResourceMetricSource external=5:ExternalMetricSource
-  containerResource=7:ContainerResourceMetricSource
-ObjectMetricSource: describedObject=1:CrossVersionObjectReference target=2:MetricTarget
-  metric=3:MetricIdentifier
-PodsMetricSource: metric=1:MetricIdentifier target=2:MetricTarget
-ResourceMetricSource: name=1 target=2:MetricTarget
-ExternalMetricSource: metric=1:MetricIdentifier target=2:MetricTarget
-ContainerResourceMetricSource: name=1 target=2:MetricTarget container=3
-MetricIdentifier: name=1 selector=2:LabelSelector
-MetricTarget: type=1 value=2:quantity averageValue=3:quantity averageUtilization=4?:int
-HPAv2Status: observedGeneration=1?:int lastScaleTime=2:time currentReplicas=3:int
-  desiredReplicas=4:int currentMetrics=5*:MetricStatus conditions=6*:HPACondition
-MetricStatus: type=1 object=2:ObjectMetricStatus pods=3:PodsMetricStatus
-  resource=4:ResourceMetricStatus external=5:ExternalMetricStatus
-  containerResource=7:ContainerResourceMetricStatus
-ObjectMetricStatus: metric=1:MetricIdentifier current=2:MetricValueStatus
-  describedObject=3:CrossVersionObjectReference
-PodsMetricStatus: metric=1:MetricIdentifier current=2:MetricValueStatus
-ResourceMetricStatus: name=1 current=2:MetricValueStatus
-ExternalMetricStatus: metric=1:MetricIdentifier current=2:MetricValueStatus
-ContainerResourceMetricStatus: name=1 current=2:MetricValueStatus container=3
-MetricValueStatus: value=1:quantity averageValue=2:quantity averageUtilization=3?:int
-HPACondition: type=1 status=2 lastTransitionTime=3:time reason=4 message=5
-ServiceAccount: metadata=1:ObjectMeta secrets=2*:ObjectReference
-  imagePullSecrets=3*:LocalObjectReference automountServiceAccountToken=4?:bool
-ObjectReference: kind=1 namespace=2 name=3 uid=4 apiVersion=5 resourceVersion=6 fieldPath=7
-LocalObjectReference: name=1
-Role: metadata=1:ObjectMeta rules=2*:PolicyRule
-ClusterRole: metadata=1:ObjectMeta rules=2*:PolicyRule aggregationRule=3:AggregationRule
-AggregationRule: clusterRoleSelectors=1*:LabelSelector
-PolicyRule: verbs=1* apiGroups=2* resources=3* resourceNames=4* nonResourceURLs=5*
-RoleBinding: metadata=1:ObjectMeta subjects=2*:Subject roleRef=3:RoleRef
-RoleRef: apiGroup=1 kind=2 name=3
-Subject: kind=1 apiGroup=2 name=3 namespace=4
-PodDisruptionBudget: metadata=1:ObjectMeta spec=2:PDBSpec status=3:PDBStatus
-PDBSpec: minAvailable=1?:intstr selector=2:LabelSelector maxUnavailable=3?:intstr
-PDBStatus: observedGeneration=1:int disruptionsAllowed=3:int currentHealthy=4:int
-  desiredHealthy=5:int expectedPods=6:int conditions=7*:Condition
-"""
+from common.kubetime import format_micro_time, format_time
+from sandbox.prototable import TABLE
 
 # the bodies this table decodes: (apiVersion, kind) -> top message; keyed by apiVersion because
 # a kind's message can differ per version (autoscaling/v1 and v2 HorizontalPodAutoscaler)
@@ -162,6 +49,20 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",  # the same fields
+    ("networking.k8s.io/v1", "Ingress"): "Ingress",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("apps/v1", "StatefulSet"): "StatefulSet",
+    ("apps/v1", "DaemonSet"): "DaemonSet",
+    ("v1", "Node"): "Node",
+    ("v1", "Endpoints"): "Endpoints",
+    ("v1", "Event"): "Event",
+    ("v1", "PersistentVolume"): "PersistentVolume",
+    ("v1", "PersistentVolumeClaim"): "PersistentVolumeClaim",
+    ("discovery.k8s.io/v1", "EndpointSlice"): "EndpointSlice",
+    ("events.k8s.io/v1", "Event"): "EventsV1Event",
+    ("coordination.k8s.io/v1", "Lease"): "Lease",
+    ("apiregistration.k8s.io/v1", "APIService"): "APIService",
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "CustomResourceDefinition",
 }
 
 
@@ -171,6 +72,7 @@ def message_for(api_version: str, kind: str) -> str | None:
 
 
 Field = tuple[str, bool, str, bool]  # (JSON name, repeated, type, zero is a value)
+INLINE = "..."  # the JSON name of an inlined message's field
 _ZERO: tuple[Any, ...] = ("", 0, False, None, {})
 _VARINTS = ("int", "bool")  # wire type 0; every other type is length-delimited (wire type 2)
 
@@ -199,7 +101,26 @@ def messages() -> dict[str, dict[int, Field]]:
     return found
 
 
+class Fixed64(bytes):
+    """The eight bytes of a wire-type-1 value (a double), told apart from a length-delimited one."""
+
+
 Raw = dict[int, list[bytes | int]]
+# the JSON shapes of apiextensions' "or" messages: a schema, or a list / a bool / strings
+SCHEMA_OR = ("schemaOrArray", "schemaOrBool", "schemaOrStrings")
+
+
+def is_map(kind: str) -> bool:
+    """map<string,string>, map<string,Quantity>, map<string,bytes>, or `map:T` (map<string,T>)."""
+    return kind in ("map", "qmap", "bmap") or kind.startswith("map:")
+
+
+def _wire(value: bytes | int) -> int:
+    return 0 if isinstance(value, int) else 1 if isinstance(value, Fixed64) else 2
+
+
+def _wire_of(kind: str) -> int:
+    return 0 if kind in _VARINTS else 1 if kind == "double" else 2
 
 
 def decode_message(name: str, raw: Raw, fields_of: Any) -> dict[str, Any]:
@@ -210,10 +131,13 @@ def decode_message(name: str, raw: Raw, fields_of: Any) -> dict[str, Any]:
         if number not in table:
             raise UnknownField(f"field {number} of {name} is not known to the sandbox")
         field, repeated, kind, pointer = table[number]
-        if any(isinstance(v, int) != (kind in _VARINTS) for v in values):
+        if any(_wire(v) != _wire_of(kind) for v in values):
             raise BadField(f"field {number} ({field}) of {name} has the wrong wire type")
         decoded = [_value(kind, v, fields_of) for v in values]
-        if kind in ("map", "qmap", "bmap"):
+        if field == INLINE:  # the inlined message's fields belong to this object in JSON
+            out.update(decoded[-1])
+            continue
+        if is_map(kind):
             value: Any = {k: v for item in decoded for k, v in item.items()}
         else:
             value = decoded if repeated else decoded[-1]
@@ -239,13 +163,16 @@ def _value(kind: str, value: bytes | int, fields_of: Any) -> Any:
         return bool(value)
     if kind == "bytes":
         return base64.b64encode(value if isinstance(value, bytes) else b"").decode()
+    if kind == "double":  # little-endian IEEE 754; Go's JSON writes a whole one without ".0"
+        number = struct.unpack("<d", value if isinstance(value, bytes) else b"\0" * 8)[0]
+        return int(number) if number.is_integer() else number
     msg = fields_of(value if isinstance(value, bytes) else b"")
     return _special(kind, msg, fields_of)
 
 
 def _special(kind: str, msg: Raw, fields_of: Any) -> Any:
-    if kind in ("map", "qmap", "bmap"):  # map entry: 1 key, 2 value
-        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}[kind]
+    if is_map(kind):  # map entry: 1 key, 2 value
+        inner = {"map": "string", "qmap": "quantity", "bmap": "bytes"}.get(kind, kind[4:])
         value = msg.get(2, [b""])[-1]
         return {_text(msg.get(1, [b""])[-1]): _value(inner, value, fields_of)}
     if kind == "quantity":  # resource.Quantity: 1 string
@@ -255,9 +182,27 @@ def _special(kind: str, msg: Raw, fields_of: Any) -> Any:
             return _text(msg.get(3, [b""])[-1])
         number = msg.get(2, [0])[-1]
         return _signed(number) if isinstance(number, int) else 0
-    if kind == "time":  # meta/v1 Time: 1 seconds, 2 nanos (dropped: JSON has seconds only)
+    if kind in ("time", "mtime"):  # meta/v1 Time and MicroTime: 1 seconds, 2 nanos
         if not msg:
             return None  # the zero time is written as an empty message
-        seconds = msg.get(1, [0])[-1]
-        return format_time(datetime.fromtimestamp(int(seconds), UTC))
+        instant = datetime.fromtimestamp(int(msg.get(1, [0])[-1]), UTC)
+        if kind == "time":
+            return format_time(instant)  # JSON has whole seconds: the nanos are dropped
+        return format_micro_time(instant + timedelta(microseconds=int(msg.get(2, [0])[-1]) // 1000))
+    if kind == "json":  # apiextensions JSON: 1 raw, the value's JSON text
+        return json.loads(_text(msg.get(1, [b"null"])[-1]))
+    if kind in SCHEMA_OR:
+        return _schema_or(kind, msg, fields_of)
     return decode_message(kind, msg, fields_of)
+
+
+def _schema_or(kind: str, msg: Raw, fields_of: Any) -> Any:
+    """JSONSchemaPropsOr{Array,Bool,StringArray} as their JSON: the schema, or the other form."""
+    schema = _value("JSONSchemaProps", msg[1][-1], fields_of) if 1 in msg else None
+    if kind == "schemaOrBool":  # 1 allows, 2 schema
+        schema = _value("JSONSchemaProps", msg[2][-1], fields_of) if 2 in msg else None
+        return schema if schema is not None else bool(msg.get(1, [0])[-1])
+    if schema is not None:  # OrArray and OrStringArray: 1 schema, 2 the list
+        return schema
+    inner = "JSONSchemaProps" if kind == "schemaOrArray" else "string"
+    return [_value(inner, v, fields_of) for v in msg.get(2, [])]

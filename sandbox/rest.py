@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aiohttp import web
@@ -21,7 +21,7 @@ from common.selectors import (
     parse_field_selector,
     parse_selector,
 )
-from sandbox import auth, errors, protobuf, scale, tables, validated
+from sandbox import auth, errors, protobuf, protowatch, scale, tables, validated
 from sandbox.bodies import decode, read_raw, respond
 from sandbox.operations import APPLY, Api, check_field_selector, matches_fields
 from sandbox.requestinfo import RequestInfo
@@ -174,6 +174,7 @@ async def _collection(
             fields = (*fields, FieldRequirement("metadata.name", info.name))
         if info.verb == "watch":
             options = _watch_options(ctx, query, render=_table_render(request, ctx, rt))
+            options = _watch_encoding(request, rt, options)
             if ctx.watch_faults is not None:
                 options = ctx.watch_faults(info, options)
             return await serve_watch(
@@ -279,6 +280,13 @@ def _table_render(
         return json.dumps(doc, separators=(",", ":")).encode()
 
     return render
+
+
+def _watch_encoding(request: web.Request, rt: ResourceType, options: WatchOptions) -> WatchOptions:
+    """Protobuf frames when the client prefers them and the table has the kind (else JSON)."""
+    accept = request.headers.get("Accept", "")
+    protobuf = protowatch.negotiate(accept, api_version=rt.api_version, kind=rt.kind)
+    return replace(options, protobuf=protobuf, json_fallback=protowatch.accepts_json(accept))
 
 
 def _watch_options(

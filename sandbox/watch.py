@@ -4,6 +4,8 @@ Semantics of the real API server's watch cache: without a resourceVersion (or "0
 starts with a synthetic ADDED per existing object; with one it replays the retained history after
 it, or sends a single ERROR event (410 Expired) when history no longer reaches back; objects that
 move into or out of a label/field selector arrive as ADDED or DELETED; BOOKMARKs when asked.
+Events are newline-delimited JSON, or length-delimited protobuf frames (`protowatch`) for a
+client that asks for protobuf first on a kind of the message table.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aiohttp import web
 
 from common.selectors import EVERYTHING
-from sandbox import errors
+from sandbox import errors, protowatch
 from sandbox.operations import Api
 from sandbox.resources import ResourceType
 from sandbox.store import Change, Obj, Subscription, TooOld
@@ -39,6 +41,8 @@ class WatchOptions:
     render: Callable[[Obj], bytes] | None = None
     max_events: int = 0  # end the stream after this many change events (0: never; faults)
     expire: bool = False  # answer a resume with 410 Expired whatever the history (faults)
+    protobuf: bool = False  # frame events as protobuf (protowatch.negotiate chose it)
+    json_fallback: bool = False  # JSON would do too: used when the first objects cannot be framed
 
 
 def _line(kind: str, encoded_object: bytes) -> bytes:
@@ -46,12 +50,21 @@ def _line(kind: str, encoded_object: bytes) -> bytes:
 
 
 class _Stream:
-    def __init__(self, response: web.StreamResponse, rt: ResourceType) -> None:
+    def __init__(self, response: web.StreamResponse, rt: ResourceType, *, protobuf: bool) -> None:
         self.response = response
         self.rt = rt
+        self.protobuf = protobuf
 
     async def send(self, kind: str, obj: Obj) -> None:
-        await self.response.write(_line(kind, json.dumps(obj, separators=(",", ":")).encode()))
+        if self.protobuf:
+            await self.response.write(protowatch.frame(kind, obj))
+        else:
+            await self.response.write(_line(kind, json.dumps(obj, separators=(",", ":")).encode()))
+
+    async def cannot_frame(self, err: protowatch.CannotEncode) -> None:
+        """End a protobuf stream with an ERROR event rather than drop or garble an object."""
+        why = f"the sandbox cannot encode this object as protobuf: {err}"
+        await self.send("ERROR", errors.internal(why).status())
 
     async def bookmark(self, rv: int, *, initial_end: bool = False) -> None:
         meta: dict[str, object] = {"resourceVersion": str(rv)}
@@ -88,6 +101,19 @@ def _encoded(change: Change, kind: str, obj: Obj) -> bytes:
     if data is None:
         data = change.lines[key] = json.dumps(obj, separators=(",", ":")).encode()
     return data
+
+
+def _framed(change: Change, kind: str, obj: Obj) -> bytes:
+    """A change's protobuf frame, encoded once for every watcher (CannotEncode passes through)."""
+    key = (kind, "protobuf " + obj.get("apiVersion", ""))
+    data = change.lines.get(key)
+    if data is None:
+        data = change.lines[key] = protowatch.frame(kind, obj)
+    return data
+
+
+def _backlog_frames(api: Api, rt: ResourceType, backlog: list[tuple[str, Obj]]) -> list[bytes]:
+    return [protowatch.frame(kind, api.view(rt, obj)) for kind, obj in backlog]
 
 
 async def serve_watch(
@@ -131,27 +157,50 @@ async def serve_watch(
             if options.expire:
                 expired = str(TooOld(start_rv, store.rv))
         snapshot_rv = store.rv
+        frames: list[bytes] | None = None
+        if options.protobuf:
+            try:
+                frames = _backlog_frames(api, rt, backlog)
+            except protowatch.CannotEncode as err:
+                if not options.json_fallback:
+                    raise errors.internal(f"cannot encode as protobuf: {err}") from err
+                options = replace(options, protobuf=False)  # JSON, which the client accepts too
+        ctype = protowatch.CONTENT_TYPE if options.protobuf else "application/json"
         response = web.StreamResponse(
-            status=200,
-            headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"},
+            status=200, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"}
         )
         await response.prepare(request)
-        stream = _Stream(response, rt)
+        stream = _Stream(response, rt, protobuf=options.protobuf)
         with contextlib.suppress(ConnectionError, asyncio.CancelledError, RuntimeError):
             if expired is not None:
                 await stream.send("ERROR", errors.gone(expired).status())
                 return response
-            for start in range(0, len(backlog), 256):  # a few large writes, not one per object
-                chunk = backlog[start : start + 256]
-                render = options.render or (lambda o: store.encode(rt.key, o))
-                lines = [_line(k, render(api.view(rt, o))) for k, o in chunk]
-                await stream.response.write(b"".join(lines))
+            if frames is not None:
+                for start in range(0, len(frames), 256):  # a few large writes, as for JSON
+                    await stream.response.write(b"".join(frames[start : start + 256]))
+            else:
+                await _write_json_backlog(stream, api, rt, backlog, options=options)
             if options.send_initial_events and options.bookmarks:
                 await stream.bookmark(snapshot_rv, initial_end=True)
             await _follow(request, api, rt, sub, stream, matches=matches, options=options)
         return response
     finally:
         sub.close()
+
+
+async def _write_json_backlog(
+    stream: _Stream,
+    api: Api,
+    rt: ResourceType,
+    backlog: list[tuple[str, Obj]],
+    *,
+    options: WatchOptions,
+) -> None:
+    render = options.render or (lambda o: api.store.encode(rt.key, o))
+    for start in range(0, len(backlog), 256):  # a few large writes, not one per object
+        chunk = backlog[start : start + 256]
+        lines = [_line(k, render(api.view(rt, o))) for k, o in chunk]
+        await stream.response.write(b"".join(lines))
 
 
 async def _next_changes(sub: Subscription, wait: float) -> list[Change | None]:
@@ -168,6 +217,31 @@ async def _next_changes(sub: Subscription, wait: float) -> list[Change | None]:
     while not sub.queue.empty():
         changes.append(sub.queue.get_nowait())
     return changes
+
+
+def _event_lines(
+    api: Api,
+    rt: ResourceType,
+    changes: list[Change | None],
+    *,
+    matches: Callable[[Obj], bool],
+    options: WatchOptions,
+) -> list[bytes]:
+    """The encoded events a watcher sends for `changes` (up to the end marker, None)."""
+    lines = []
+    for change in changes:
+        if change is None:
+            break
+        event = translate(change, matches)
+        if event is not None:
+            obj = api.view(rt, event[1])
+            # the object of a change is immutable: encode it once for all watchers
+            if options.protobuf:
+                lines.append(_framed(change, event[0], obj))
+                continue
+            data = options.render(obj) if options.render else None
+            lines.append(_line(event[0], data or _encoded(change, event[0], obj)))
+    return lines
 
 
 async def _follow(
@@ -200,16 +274,11 @@ async def _follow(
                 await stream.bookmark(api.store.rv)
                 last_sent = loop.time()
             continue
-        lines = []
-        for change in changes:
-            if change is None:
-                break
-            event = translate(change, matches)
-            if event is not None:
-                obj = api.view(rt, event[1])
-                # the object of a change is immutable: encode it once for all watchers
-                data = options.render(obj) if options.render else None
-                lines.append(_line(event[0], data or _encoded(change, event[0], obj)))
+        try:
+            lines = _event_lines(api, rt, changes, matches=matches, options=options)
+        except protowatch.CannotEncode as err:
+            await stream.cannot_frame(err)
+            return
         if options.max_events and sent + len(lines) >= options.max_events:
             await stream.response.write(b"".join(lines[: options.max_events - sent]))
             return  # cut, as a proxy or an API server restart would

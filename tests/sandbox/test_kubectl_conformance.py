@@ -73,6 +73,11 @@ CASES = {
         "create pdb p --selector=app=web --min-available=0",
         r"poddisruptionbudget.policy/p created\n",
     ),
+    "create-ingress": _case(
+        "create ingress web --rule=example.com/api*=web:80 --class=nginx",
+        r"ingress.networking.k8s.io/web created\n",
+        needs=("networking.k8s.io", "v1", "ingresses", "Ingress"),
+    ),
     "run": _case("run p --image=nginx:1", r"pod/p created\n"),
     "expose": _case("expose deployment web --port=80", r"service/web exposed\n"),
     "scale": _case("scale deployment web --replicas=3", r"deployment.apps/web scaled\n"),

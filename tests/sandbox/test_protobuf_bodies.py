@@ -2,6 +2,7 @@
 
 import json
 import shutil
+import struct
 
 import pytest
 
@@ -9,7 +10,10 @@ from sandbox import protobuf, protomessages
 from sandbox.gnostic import _bytes, _string, _tag, _varint
 from tests.sandbox.test_kubectl import Kubectl
 
-_SCALARS = {"string", "int", "bool", "bytes", "map", "qmap", "bmap", "time", "quantity", "intstr"}
+_SCALARS = {
+    *("string", "int", "bool", "bytes", "map", "qmap", "bmap", "time", "mtime", "quantity"),
+    *("intstr", "double", "json", *protomessages.SCHEMA_OR),
+}
 
 
 def _msg(*parts):
@@ -31,6 +35,7 @@ def test_every_type_the_table_names_is_described():
         assert top in table
     for name, fields in table.items():
         for number, (field, _, kind, _) in fields.items():
+            kind = kind.removeprefix("map:")  # map<string, T>
             assert kind in _SCALARS or kind in table, f"{name}.{field}={number}: {kind}"
 
 
@@ -187,6 +192,122 @@ def test_a_field_the_table_does_not_know_is_refused_not_dropped():
         protobuf.decode(_envelope("v1", "Service", spec))
 
 
+def _ingress_rule(host, path, service, port):
+    backend = _bytes(4, _string(1, service) + _bytes(2, _int(2, port)))
+    http_path = _string(1, path) + _bytes(2, backend) + _string(3, "Prefix")
+    # IngressRule: 1 host, 2 IngressRuleValue (inlined in JSON) {1 http {1 paths}}
+    return _string(1, host) + _bytes(2, _bytes(1, _bytes(1, http_path)))
+
+
+def test_an_ingress_rule_value_is_inlined_in_json():
+    spec = _bytes(3, _ingress_rule("example.com", "/api", "web", 80)) + _string(4, "nginx")
+    body = _envelope("networking.k8s.io/v1", "Ingress", _bytes(2, spec))
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    assert protobuf.decode(body)["spec"] == {
+        "ingressClassName": "nginx",
+        "rules": [
+            {
+                "host": "example.com",
+                "http": {"paths": [{"path": "/api", "pathType": "Prefix", "backend": backend}]},
+            }
+        ],
+    }
+
+
+def test_a_field_unknown_inside_an_inlined_message_is_refused():
+    rule = _string(1, "example.com") + _bytes(2, _int(7, 1))
+    body = _envelope("networking.k8s.io/v1", "Ingress", _bytes(2, _bytes(3, rule)))
+    with pytest.raises(protobuf.ProtobufError, match="field 7 of IngressRuleValue"):
+        protobuf.decode(body)
+
+
+def test_a_persistent_volume_source_is_inlined_and_a_chosen_empty_source_kept():
+    # PersistentVolumeSpec: 1 capacity, 2 PersistentVolumeSource (inlined) {3 hostPath {1 path}},
+    # 3 accessModes; PodSpec 1 volumes: Volume {1 name, 2 VolumeSource (inlined) {2 emptyDir}}
+    capacity = _bytes(1, _string(1, "storage") + _bytes(2, _string(1, "1Gi")))
+    spec = capacity + _bytes(2, _bytes(3, _string(1, "/data"))) + _string(3, "ReadWriteOnce")
+    pv = protobuf.decode(_envelope("v1", "PersistentVolume", _bytes(2, spec)))
+    assert pv["spec"] == {
+        "capacity": {"storage": "1Gi"},
+        "hostPath": {"path": "/data"},
+        "accessModes": ["ReadWriteOnce"],
+    }
+    volume = _string(1, "scratch") + _bytes(2, _bytes(2, b""))  # emptyDir: {} is a choice
+    pod = protobuf.decode(_envelope("v1", "Pod", _bytes(2, _bytes(1, volume))))
+    assert pod["spec"]["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+
+
+def test_a_lease_keeps_its_micro_times():
+    # LeaseSpec: 1 holderIdentity, 2 leaseDurationSeconds, 4 renewTime (MicroTime {1 s, 2 ns})
+    renew = _int(1, 1_767_225_600) + _int(2, 123_456_000)  # 2026-01-01T00:00:00.123456Z
+    spec = _string(1, "me") + _int(2, 15) + _bytes(4, renew)
+    lease = protobuf.decode(_envelope("coordination.k8s.io/v1", "Lease", _bytes(2, spec)))
+    assert lease["spec"] == {
+        "holderIdentity": "me",
+        "leaseDurationSeconds": 15,
+        "renewTime": "2026-01-01T00:00:00.123456Z",
+    }
+
+
+def test_a_crd_schema_with_doubles_raw_json_maps_and_or_messages():
+    # JSONSchemaProps: 5 type, 8 default (JSON {1 raw}), 11 minimum (double, wire type 1),
+    # 24 items (OrArray {2 schemas}), 29 properties (map<string, JSONSchemaProps>),
+    # 30 additionalProperties (OrBool {1 allows, 2 schema})
+    string = _string(5, "string")
+    schema = _msg(
+        _string(5, "object"),
+        _bytes(8, _bytes(1, b'{"a":"x"}')),
+        _tag(11, 1) + struct.pack("<d", -1.5),
+        _bytes(24, _bytes(2, string) + _bytes(2, _string(5, "integer"))),
+        _bytes(29, _string(1, "a") + _bytes(2, string)),
+        _bytes(30, _int(1, 0)),
+    )
+    version = _string(1, "v1") + _bytes(4, _bytes(1, schema))  # CRDVersion 4 {1 openAPIV3Schema}
+    body = _envelope(
+        "apiextensions.k8s.io/v1", "CustomResourceDefinition", _bytes(2, _bytes(7, version))
+    )
+    decoded = protobuf.decode(body)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert decoded == {
+        "type": "object",
+        "default": {"a": "x"},
+        "minimum": -1.5,
+        "items": [{"type": "string"}, {"type": "integer"}],
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,  # a pointer: false stays
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        pytest.param(
+            _tag(4, 1) + b"\x00" * 8,
+            r"field 4 \(immutable\) of ConfigMap has the wrong wire type",
+            id="double-where-a-bool-is",
+        ),
+        pytest.param(_tag(4, 1) + b"\x00" * 4, "field 4 is truncated", id="cut-double"),
+        pytest.param(_tag(9, 5) + b"\x00" * 4, "field 9 has a fixed-width value", id="fixed32"),
+        pytest.param(_tag(1, 2) + _varint(50) + b"short", "field 1 is truncated", id="truncated"),
+        pytest.param(_tag(1, 0) + b"\x80", "truncated varint", id="cut-varint"),
+    ],
+)
+def test_a_malformed_body_is_refused_not_skipped(body, match):
+    with pytest.raises(protobuf.ProtobufError, match=match):
+        protobuf.decode(_envelope("v1", "ConfigMap", _bytes(1, _string(1, "c")) + body))
+
+
+async def test_a_malformed_body_is_a_415_naming_the_field(sandbox_http):
+    body = _envelope("v1", "ConfigMap", _bytes(1, _string(1, "c")) + _tag(9, 5) + b"\x00" * 4)
+    status, doc = await sandbox_http.request(
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        data=body,
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
+    assert (status, doc["reason"]) == (415, "UnsupportedMediaType")
+    assert "field 9 has a fixed-width value" in doc["message"]
+
+
 @pytest.fixture
 def kubectl(sandbox, tmp_path):
     return Kubectl(sandbox, tmp_path)
@@ -249,3 +370,27 @@ async def test_job_hpa_rbac_and_pdb_bodies_arrive_whole(kubectl):
     }
     _, out, _ = await kubectl("get", "pdb", "p", "-o", "json")
     assert json.loads(out)["spec"]["minAvailable"] == 0  # a pointer: an explicit 0 stays
+
+
+@pytest.mark.kubectl
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+async def test_kubectl_create_ingress_arrives_whole(kubectl):
+    await kubectl(
+        "create",
+        "ingress",
+        "web",
+        "--class=nginx",
+        "--rule=example.com/api*=web:80",
+        "--rule=example.com/=web:http,tls=cert",
+        "--default-backend=fallback:8080",
+    )
+    _, out, _ = await kubectl("get", "ingress", "web", "-o", "json")
+    spec = json.loads(out)["spec"]
+    assert spec["ingressClassName"] == "nginx"
+    assert spec["defaultBackend"] == {"service": {"name": "fallback", "port": {"number": 8080}}}
+    assert spec["tls"] == [{"hosts": ["example.com"], "secretName": "cert"}]
+    paths = [p for rule in spec["rules"] for p in rule["http"]["paths"]]
+    assert [(p["path"], p["pathType"], p["backend"]["service"]["port"]) for p in paths] == [
+        ("/api", "Prefix", {"number": 80}),
+        ("/", "Exact", {"name": "http"}),
+    ]
