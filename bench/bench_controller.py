@@ -5,14 +5,16 @@ controller's CPU and RSS; status and scale writes; and the time from an External
 in Prometheus to the target's first replica (scale from zero), over a few trials. With
 `--controls`, it then gives half of the Autoscalers an activation threshold, a fallback block
 and a schedule, and prints the controller's CPU per pass before and after, in the same run.
-Then what the decision log (`--decision-log`) costs per pass against the CPU of a pass.
+Then what the decision log (`--decision-log`) adds to the controller's CPU per pass: rounds
+with it off and on in turns, in the same run (A B A B ... A), each measured as this process's
+own CPU time over its passes; the median and spread of the per-round overheads.
 
 The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
 process (so its CPU and RSS are this process's, minus the small driver). Everything is on
 127.0.0.1 and stops by itself.
 
     .venv/bin/python bench/bench_controller.py [--autoscalers 5000] [--periods 2] [--sync-period 15]
-        [--controls]
+        [--controls] [--log-rounds 5] [--log-round-seconds S]
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autoscaler import app as app_module
 from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
-from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
+from autoscaler.decisionlog import GATHER, DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeClient, connect
 from sandbox.prometheus import PrometheusServer, remote_write
 from tests.controller.stack import (
@@ -313,67 +315,64 @@ def report(
 
 
 async def decision_log_overhead(
-    settings: Settings, passes: list[float], *, seconds: float, n: int, tmp: Path
+    settings: Settings, passes: list[float], *, rounds: int, seconds: float, n: int, tmp: Path
 ) -> None:
-    """One controller run with the decision log on: what the log costs per pass, measured
-    directly (so the machine's other load does not blur it): on the event loop, the thread CPU
-    of the logged decide minus that of a plain decide of the same document; plus the writer
-    thread's CPU; against the process's CPU per pass (the extra plain decides taken out)."""
+    """What `--decision-log` adds to the controller's CPU per pass, in one run: the same fleet
+    and the same controller, with the log switched off and on in turns (A B A B ... A, each
+    round `seconds` long). Each round's cost is this process's own CPU time (every thread: the
+    controller and the log's writer; the driver only sleeps) over the passes it ran, so the
+    other load on a shared machine stretches rounds but is not counted. Each B round is set
+    against the mean of the A rounds either side of it, which cancels a slow drift; the
+    median and spread of those ratios are the overhead."""
     sink = DecisionLog(DecisionLogSettings(tmp / "decisions.jsonl"))
     core = app_module._decide()
     with_log = logged(core, sink)
-    spent = {"plain": 0.0, "log": 0.0, "calls": 0}
-
-    def timed(fn: Callable[[dict[str, Any]], dict[str, Any]], doc: dict[str, Any]) -> float:
-        t0 = time.thread_time()
-        fn(doc)
-        return time.thread_time() - t0
-
-    def measured(doc: dict[str, Any]) -> dict[str, Any]:
-        # both on the same document, in turns first (the second call finds warm caches)
-        spent["calls"] += 1
-        if spent["calls"] % 2:
-            plain, log = timed(core, doc), timed(with_log, doc)
-        else:
-            log, plain = timed(with_log, doc), timed(core, doc)
-        spent["plain"] += plain
-        spent["log"] += log - plain
-        return core(doc)  # the result the controller acts on (the same, decided again)
-
+    on = [False]  # the switch; both sides go through the same lambda
     original = app_module._decide
-    app_module._decide = lambda: measured
+    app_module._decide = lambda: lambda doc: with_log(doc) if on[0] else core(doc)
     stop = asyncio.Event()
     start = len(passes)
     task = asyncio.create_task(serve(settings, stop=stop))
     while len(passes) - start < n:  # noqa: ASYNC110 - counting passes is the point
         await asyncio.sleep(0.2)
-    mark, cpu0, writer0 = len(passes), cpu_seconds(), thread_cpu(sink)
-    spent.update(plain=0.0, log=0.0)
-    await asyncio.sleep(seconds)
-    count = len(passes) - mark
-    cpu, writer = cpu_seconds() - cpu0, thread_cpu(sink) - writer0
-    log_cpu, plain = spent["log"], spent["plain"]
+    per_pass: list[tuple[bool, float, int]] = []  # (log on, CPU s per pass, passes)
+    for i in range(2 * rounds + 1):
+        on[0] = i % 2 == 1
+        # unmeasured: the writer flushes what the previous round queued (it gathers 1 s)
+        await asyncio.sleep(GATHER + 0.5)
+        mark, cpu0 = len(passes), cpu_seconds()
+        await asyncio.sleep(seconds)
+        count = len(passes) - mark
+        per_pass.append((on[0], (cpu_seconds() - cpu0) / max(1, count), count))
     stop.set()
     await asyncio.wait_for(task, 30)
     app_module._decide = original
     await asyncio.to_thread(sink.close)
-    # a pass as it runs without the log: the two extra decides, the log and its writer out
-    per_pass = (cpu - 2 * plain - log_cpu - writer) / max(1, count)
-    cost = (log_cpu + writer) / max(1, count)
+    print_log_overhead(per_pass, seconds=seconds, lines=sink.written, path=sink.settings.path)
+
+
+def print_log_overhead(
+    per_pass: list[tuple[bool, float, int]], *, seconds: float, lines: int, path: Path
+) -> None:
+    offs = [cpu for on, cpu, _ in per_pass if not on]
+    ratios = [
+        cpu / ((per_pass[i - 1][1] + per_pass[i + 1][1]) / 2) - 1
+        for i, (on, cpu, _) in enumerate(per_pass)
+        if on
+    ]
+    q1, median, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    rounds = " ".join(f"{'B' if on else 'A'}{cpu * 1e6:.0f}" for on, cpu, _ in per_pass)
     print(
-        f"decision log: {cost * 1e6:.0f} us CPU per pass ({1e6 * log_cpu / max(1, count):.0f} "
-        f"on the loop, {1e6 * writer / max(1, count):.0f} in the writer) against "
-        f"{per_pass * 1e6:.0f} us per reconcile pass: {100 * cost / per_pass:+.1f}% "
-        f"(aim < 5%; {count} passes in {seconds:.0f}s, {sink.written} lines, "
-        f"{sink.settings.path.stat().st_size / 1e6:.1f} MB)"
+        f"decision log: {100 * median:+.1f}% controller CPU per pass (median of {len(ratios)} "
+        f"B rounds against the A rounds either side; quartiles {100 * q1:+.1f}% .. "
+        f"{100 * q3:+.1f}%, range {100 * min(ratios):+.1f}% .. {100 * max(ratios):+.1f}%; "
+        f"aim < 5%)"
     )
-
-
-def thread_cpu(sink: DecisionLog) -> float:
-    """CPU seconds of the decision log's writer thread (its own CPU clock: exact, unlike the
-    tick-sampled counts in /proc)."""
-    assert sink._thread.ident is not None
-    return time.clock_gettime(time.pthread_getcpuclockid(sink._thread.ident))
+    print(
+        f"  rounds of {seconds:.0f}s, us of CPU per pass (A off, B on): {rounds}; "
+        f"{sum(c for *_, c in per_pass) / len(per_pass):.0f} passes per round; A median "
+        f"{statistics.median(offs) * 1e6:.0f} us; {lines} lines, {path.stat().st_size / 1e6:.1f} MB"
+    )
 
 
 async def main() -> None:
@@ -394,10 +393,18 @@ async def main() -> None:
         "compare the controller's CPU per pass (each side measured over --periods periods)",
     )
     p.add_argument(
-        "--log-seconds",
+        "--log-rounds",
+        type=int,
+        default=5,
+        help="rounds with the decision log on, each between two without (0: skip); the "
+        "overhead is the median over them",
+    )
+    p.add_argument(
+        "--log-round-seconds",
         type=float,
-        default=120.0,
-        help="seconds of the decision log on/off comparison (0: skip)",
+        default=0.0,
+        help="seconds per on/off round (default: one sync period, so every Autoscaler passes "
+        "about once per round)",
     )
     p.add_argument(
         "--targets",
@@ -478,9 +485,14 @@ async def main() -> None:
             await compare_controls(st, args.autoscalers, durations, args.periods * args.sync_period)
         stop.set()
         await asyncio.wait_for(task, 30)
-        if args.log_seconds:
+        if args.log_rounds:
             await decision_log_overhead(
-                settings, lags, seconds=args.log_seconds, n=args.autoscalers, tmp=tmp
+                settings,
+                lags,
+                rounds=args.log_rounds,
+                seconds=args.log_round_seconds or args.sync_period,
+                n=args.autoscalers,
+                tmp=tmp,
             )
         Controller._pass = original_pass  # type: ignore[method-assign]
     finally:
