@@ -1,8 +1,9 @@
 """The adapter behind the Prometheus fault proxy: each fault kind on its own, then recovery.
 
 Errors and hangs are a 503 Status within the adapter's timeout, never a 500 or a hang; data
-faults follow the documented NaN policy (docs/adapter.md); every request after the fault is
-cleared is answered from Prometheus again.
+faults follow the documented NaN policy (docs/adapter.md); a partial answer (with `warnings`)
+is a 503 unless its backend accepts warnings; every request after the fault is cleared is
+answered from Prometheus again.
 """
 
 from __future__ import annotations
@@ -30,15 +31,19 @@ DATA = [
 OBJECTS = {("pods", "default"): {"web-1": {"app": "web"}}}
 
 
-@pytest.fixture
-async def proxied(prometheus, aiohttp_client):
+@pytest.fixture(params=["reject"])
+async def proxied(prometheus, aiohttp_client, request):
+    """(proxy, client, the adapter's registry); parametrize `proxied` indirectly with
+    "accept" to have the backend accept answers with warnings."""
     await remote_write(prometheus.url, DATA)
     async with PromFaultProxy(upstream=prometheus.url) as proxy:
-        stack = await make_stack(proxy.url, lister=FakeLister(OBJECTS), timeout=TIMEOUT)
+        stack = await make_stack(
+            proxy.url, lister=FakeLister(OBJECTS), timeout=TIMEOUT, warnings=request.param
+        )
         await stack.discover()
         client = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
         try:
-            yield proxy, client
+            yield proxy, client, stack.registry
         finally:
             await stack.close()
 
@@ -59,14 +64,14 @@ async def answer(client, path):
         ("empty", {}, 404, set()),
         ("nan", {}, 404, set()),
         ("inf", {}, 404, set()),
-        ("partial", {}, 200, {"emails"}),  # Prometheus sorts: every other series kept
+        ("partial", {}, 503, None),  # refused: a sum over part of the series is too low
     ],
     ids=["500", "503", "hang", "latency", "empty", "nan", "inf", "partial-warnings"],
 )
 async def test_each_prometheus_fault_then_recovery(
     proxied, kind, extra, pod_status, external_names
 ):
-    proxy, client = proxied
+    proxy, client, _ = proxied
     proxy.set(PromFaultPlan(seed=1, rates={kind: 1.0}, **extra))
     status, body, took = await answer(client, POD)
     assert status == pod_status, body
@@ -91,7 +96,7 @@ async def test_each_prometheus_fault_then_recovery(
 
 
 async def test_a_seed_replays_the_same_faults(proxied):
-    proxy, client = proxied
+    proxy, client, _ = proxied
 
     async def statuses() -> list[int]:
         proxy.set(PromFaultPlan(seed=9, rates={"error": 0.5}))
@@ -100,6 +105,49 @@ async def test_a_seed_replays_the_same_faults(proxied):
     first = await statuses()
     assert set(first) == {200, 503}
     assert await statuses() == first
+
+
+def warnings_counted(registry, *, kind: str = "") -> float:
+    """Answers with warnings the client counted; with `kind`, its errors of that kind."""
+    if kind:
+        name, labels = "promscaler_adapter_prometheus_errors_total", {"kind": kind}
+    else:
+        name, labels = "promscaler_adapter_prometheus_warnings_total", {}
+    labels = {"backend": "default", "endpoint": "query", **labels}
+    return registry.get_sample_value(name, labels) or 0.0
+
+
+async def test_a_partial_answer_is_a_503_quoting_the_warning_and_counted(proxied):
+    proxy, client, registry = proxied
+    status, _, _ = await answer(client, EXTERNAL)
+    assert status == 200  # healthy answers are untouched and count nothing
+    assert warnings_counted(registry) == 0
+    proxy.set(PromFaultPlan(seed=1, rates={"partial": 1.0}))
+    status, body, _ = await answer(client, EXTERNAL)
+    assert (status, body["kind"], body["reason"], body["code"]) == (
+        503,
+        "Status",
+        "ServiceUnavailable",
+        503,
+    )
+    assert body["message"] == (
+        "unable to fetch metrics: the metrics backend's answer was partial: "
+        "'partial response: a store did not answer'"
+    )
+    assert warnings_counted(registry) == 1
+    assert warnings_counted(registry, kind="partial") == 1  # among the backend's failures too
+
+
+@pytest.mark.parametrize("proxied", ["accept"], indirect=True)
+async def test_a_backend_that_accepts_warnings_serves_the_partial_answer(proxied):
+    proxy, client, registry = proxied
+    proxy.set(PromFaultPlan(seed=1, rates={"partial": 1.0}))
+    status, body, _ = await answer(client, EXTERNAL)
+    assert status == 200, body
+    # what the backend gave: Prometheus sorts the series, the proxy keeps every other one
+    assert {i["metricLabels"]["queue"] for i in body["items"]} == {"emails"}
+    assert warnings_counted(registry) == 1  # counted all the same
+    assert warnings_counted(registry, kind="partial") == 0
 
 
 def test_a_bad_plan_names_the_problem():
