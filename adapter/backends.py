@@ -52,6 +52,7 @@ def backend_options(backend: Backend, *, defaults: PrometheusOptions) -> Prometh
         basic_auth=basic,
         query_parameters=dict(backend.query_parameters),
         compression=backend.compression or defaults.compression,
+        warnings=backend.warnings or defaults.warnings,
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from adapter.auth.options import AuthOptions, add_auth_arguments, parse_duration
+from adapter.partial import WARNINGS_POLICIES
 from adapter.prometheus import COMPRESSIONS, PrometheusOptions
 from adapter.server.tls import GO_CIPHERS, TLS13_SUITES, TLS_VERSIONS, TLSOptions
 
@@ -175,6 +176,16 @@ def build_parser() -> argparse.ArgumentParser:
         "costs adapter CPU to decompress (~15%% of a request), which buys nothing on loopback; "
         "auto (default): none for a localhost/loopback URL, gzip otherwise. A `backends:` entry "
         "sets its own with `compression:`",
+    )
+    g.add_argument(
+        "--prometheus-warnings",
+        choices=WARNINGS_POLICIES,
+        default="reject",
+        help="an answer that carries warnings (Thanos partial response, a failed remote read, "
+        "a PromQL warning) may be missing data, and a sum over it is too low: reject "
+        "(default) answers 503 like any backend failure, so autoscalers hold their replicas; "
+        "accept serves it. Always counted in promscaler_adapter_prometheus_warnings_total. A "
+        "`backends:` entry sets its own with `warnings:`",
     )
     g.add_argument(
         "--prometheus-auth-incluster",
@@ -341,6 +352,7 @@ def parse_args(argv: list[str] | None = None) -> AdapterOptions:
         in_cluster=bool(ns.prometheus_auth_incluster),
         auth_config=ns.prometheus_auth_config or None,
         compression=ns.prometheus_compression,
+        warnings=ns.prometheus_warnings,
     )
     tls = TLSOptions(
         cert_file=ns.tls_cert_file or None,

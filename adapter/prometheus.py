@@ -31,6 +31,7 @@ import yaml
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from adapter.errors import ConfigError, PrometheusQueryError, PrometheusUnavailable
+from adapter.partial import WarningsPolicy
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ class PrometheusOptions:
     basic_auth: tuple[str, str] | None = field(default=None, repr=False)  # (user, password)
     query_parameters: Mapping[str, str] = field(default_factory=dict)  # added to every call
     compression: str = "auto"  # gzip, none, or auto: none on loopback, else gzip
+    warnings: str = "reject"  # an answer with warnings: reject (503) or accept (adapter.partial)
 
 
 class _TokenSource:
@@ -115,8 +117,14 @@ class PrometheusMetrics:
         self.errors = Counter(
             "promscaler_adapter_prometheus_errors_total",
             "Failed Prometheus API calls by backend, endpoint and kind "
-            "(unavailable, timeout, rejected).",
+            "(unavailable, timeout, rejected, partial).",
             ["backend", "endpoint", "kind"],
+            **kw,
+        )
+        self.warnings = Counter(
+            "promscaler_adapter_prometheus_warnings_total",
+            "Prometheus answers that carried warnings (partial data), refused or served.",
+            ["backend", "endpoint"],
             **kw,
         )
 
@@ -139,6 +147,10 @@ class PrometheusClient:
         self._auth = _resolve_auth(options)
         self._metrics = metrics if metrics is not None else PrometheusMetrics(registry)
         self.backend = backend  # the `backend` label of this client's self-metrics
+        m = self._metrics
+        self._warnings = WarningsPolicy(
+            backend=backend, policy=options.warnings, warnings=m.warnings, errors=m.errors
+        )
         connector = aiohttp.TCPConnector(ssl=self._auth.ssl_context, limit=64)
         self._session = aiohttp.ClientSession(connector=connector, raise_for_status=False)
         self.calls = 0  # number of HTTP calls made; tests and the benchmark read it
@@ -147,13 +159,19 @@ class PrometheusClient:
         await self._session.close()
 
     async def query(
-        self, promql: str, *, at: datetime | None = None, time_limit: float | None = None
+        self,
+        promql: str,
+        *,
+        at: datetime | None = None,
+        time_limit: float | None = None,
+        rule: str = "",
     ) -> list[Sample]:
-        """Evaluate an instant query; a scalar result is one sample without labels."""
+        """Evaluate an instant query; a scalar result is one sample without labels. `rule`
+        names the rule the query comes from in log lines."""
         params = [("query", promql)]
         if at is not None:
             params.append(("time", f"{at.timestamp():.3f}"))
-        data = await self._call("query", params, time_limit=time_limit)
+        data = await self._call("query", params, time_limit=time_limit, rule=rule)
         return list(_parse_vector(data))
 
     async def series(
@@ -163,6 +181,7 @@ class PrometheusClient:
         start: datetime | None = None,
         end: datetime | None = None,
         time_limit: float | None = None,
+        rule: str = "",
     ) -> list[dict[str, str]]:
         """Label sets of the series matching any of `matchers` within [start, end]."""
         params = [("match[]", m) for m in matchers]
@@ -170,13 +189,18 @@ class PrometheusClient:
             params.append(("start", f"{start.timestamp():.3f}"))
         if end is not None:
             params.append(("end", f"{end.timestamp():.3f}"))
-        data = await self._call("series", params, time_limit=time_limit)
+        data = await self._call("series", params, time_limit=time_limit, rule=rule)
         if not isinstance(data, list):
             raise PrometheusQueryError("unexpected series response from the metrics backend")
         return data
 
     async def _call(
-        self, endpoint: str, params: list[tuple[str, str]], *, time_limit: float | None
+        self,
+        endpoint: str,
+        params: list[tuple[str, str]],
+        *,
+        time_limit: float | None,
+        rule: str = "",
     ) -> Any:
         url = f"{self._base}/api/v1/{endpoint}"
         params = params + list(self._options.query_parameters.items())
@@ -200,7 +224,7 @@ class PrometheusClient:
             self._metrics.latency.labels(self.backend, endpoint).observe(
                 time.perf_counter() - started
             )
-        return self._decode(endpoint, status, body)
+        return self._decode(endpoint, status, body, rule)
 
     async def _send(self, url: str, params: list[tuple[str, str]]) -> tuple[bytes, int]:
         headers = dict(self._auth.headers)
@@ -214,7 +238,7 @@ class PrometheusClient:
         async with request as resp:
             return await resp.read(), resp.status
 
-    def _decode(self, endpoint: str, status: int, body: bytes) -> Any:
+    def _decode(self, endpoint: str, status: int, body: bytes, rule: str = "") -> Any:
         try:
             doc = json.loads(body)
         except ValueError as err:
@@ -227,6 +251,7 @@ class PrometheusClient:
             )
             raise PrometheusUnavailable() from err
         if isinstance(doc, dict) and doc.get("status") == "success":
+            self._warnings.check(endpoint, doc, rule=rule)  # raises: a partial answer refused
             return doc.get("data")
         detail = doc.get("error", "") if isinstance(doc, dict) else ""
         kind = doc.get("errorType", "") if isinstance(doc, dict) else ""

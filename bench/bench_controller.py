@@ -5,14 +5,16 @@ controller's CPU and RSS; status and scale writes; and the time from an External
 in Prometheus to the target's first replica (scale from zero), over a few trials. With
 `--controls`, it then gives half of the Autoscalers an activation threshold, a fallback block
 and a schedule, and prints the controller's CPU per pass before and after, in the same run.
-Then what the decision log (`--decision-log`) costs per pass against the CPU of a pass.
+Then what the decision log (`--decision-log`) adds to the controller's CPU per pass: rounds
+with it off and on in turns, in the same run (A B A B ... A), each measured as this process's
+own CPU time over its passes; the median and spread of the per-round overheads.
 
 The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
 process (so its CPU and RSS are this process's, minus the small driver). Everything is on
 127.0.0.1 and stops by itself.
 
     .venv/bin/python bench/bench_controller.py [--autoscalers 5000] [--periods 2] [--sync-period 15]
-        [--controls]
+        [--controls] [--log-rounds 60] [--log-round-seconds 2]
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
+import math
 import resource
 import shutil
 import statistics
@@ -278,61 +282,146 @@ def report(
     )
 
 
+class Switch:
+    """The decide the controller runs: the core alone (A), or with the decision log (B)."""
+
+    def __init__(self, core: Callable[[Any], Any], sink: DecisionLog) -> None:
+        self.core, self.with_log = core, logged(core, sink)
+        self.on = False
+        self.lines = 0  # lines handed to the log
+
+    def __call__(self, doc: dict[str, Any]) -> Any:
+        if not self.on:
+            return self.core(doc)
+        self.lines += 1
+        return self.with_log(doc)
+
+
 async def decision_log_overhead(
-    settings: Settings, passes: list[float], *, seconds: float, n: int, tmp: Path
+    settings: Settings,
+    starts: list[float],
+    ends: list[float],
+    *,
+    rounds: int,
+    seconds: float,
+    n: int,
+    tmp: Path,
 ) -> None:
-    """One controller run with the decision log on: what the log costs per pass, measured
-    directly (so the machine's other load does not blur it): on the event loop, the thread CPU
-    of the logged decide minus that of a plain decide of the same document; plus the writer
-    thread's CPU; against the process's CPU per pass (the extra plain decides taken out)."""
+    """What `--decision-log` adds to the controller's CPU per pass, in one run: the same fleet
+    and the same controller, with the log switched off and on in turns (A B A B ... A, each
+    round `seconds` long). A round's cost is this process's own CPU time over the passes it
+    ran, so the other load on a shared machine stretches rounds but is not counted. With 32
+    passes in flight, passes begun and passes ended in a round differ by a good part of a short
+    round's count; their mean is the work the round did. The log's writer thread flushes about
+    once a second, so its CPU would land in whichever round it falls: it is read from its own
+    thread clock, taken out of every round and charged to the B rounds by their passes. Each B
+    round is set against the mean of the A rounds either side of it, which cancels a drift;
+    the median and spread of those ratios are the overhead."""
     sink = DecisionLog(DecisionLogSettings(tmp / "decisions.jsonl"))
-    core = app_module._decide()
-    with_log = logged(core, sink)
-    spent = {"plain": 0.0, "log": 0.0, "calls": 0}
-
-    def timed(fn: Callable[[dict[str, Any]], dict[str, Any]], doc: dict[str, Any]) -> float:
-        t0 = time.thread_time()
-        fn(doc)
-        return time.thread_time() - t0
-
-    def measured(doc: dict[str, Any]) -> dict[str, Any]:
-        # both on the same document, in turns first (the second call finds warm caches)
-        spent["calls"] += 1
-        if spent["calls"] % 2:
-            plain, log = timed(core, doc), timed(with_log, doc)
-        else:
-            log, plain = timed(with_log, doc), timed(core, doc)
-        spent["plain"] += plain
-        spent["log"] += log - plain
-        return core(doc)  # the result the controller acts on (the same, decided again)
-
+    switch = Switch(app_module._decide(), sink)
     original = app_module._decide
-    app_module._decide = lambda: measured
+    app_module._decide = lambda: switch
     stop = asyncio.Event()
-    start = len(passes)
+    start = len(starts)
     task = asyncio.create_task(serve(settings, stop=stop))
-    while len(passes) - start < n:  # noqa: ASYNC110 - counting passes is the point
+    while len(starts) - start < n:  # noqa: ASYNC110 - counting passes is the point
         await asyncio.sleep(0.2)
-    mark, cpu0, writer0 = len(passes), cpu_seconds(), thread_cpu(sink)
-    spent.update(plain=0.0, log=0.0)
-    await asyncio.sleep(seconds)
-    count = len(passes) - mark
-    cpu, writer = cpu_seconds() - cpu0, thread_cpu(sink) - writer0
-    log_cpu, plain = spent["log"], spent["plain"]
+    measured: list[tuple[bool, float, float]] = []  # log on, CPU but the writer's, passes
+    writer0 = thread_cpu(sink)
+    for i in range(2 * rounds + 1):
+        switch.on = i % 2 == 1
+        began, ended, cpu0, w0 = len(starts), len(ends), cpu_seconds(), thread_cpu(sink)
+        await asyncio.sleep(seconds)
+        cpu = cpu_seconds() - cpu0 - (thread_cpu(sink) - w0)
+        measured.append((switch.on, cpu, (len(starts) - began + len(ends) - ended) / 2))
+    while sink.written + sink.dropped < switch.lines:  # noqa: ASYNC110 - the last batch
+        await asyncio.sleep(0.1)
+    writer = thread_cpu(sink) - writer0
     stop.set()
     await asyncio.wait_for(task, 30)
     app_module._decide = original
     await asyncio.to_thread(sink.close)
-    # a pass as it runs without the log: the two extra decides, the log and its writer out
-    per_pass = (cpu - 2 * plain - log_cpu - writer) / max(1, count)
-    cost = (log_cpu + writer) / max(1, count)
+    report_log_overhead(measured, writer=writer, seconds=seconds, sink=sink, core=switch.core)
+
+
+def report_log_overhead(
+    measured: list[tuple[bool, float, float]],
+    *,
+    writer: float,
+    seconds: float,
+    sink: DecisionLog,
+    core: Callable[[Any], Any],
+) -> None:
+    logged_passes = sum(count for on, _, count in measured if on)
+    raw = [
+        (on, (cpu + (writer * count / logged_passes if on else 0.0)) / max(1, count))
+        for on, cpu, count in measured
+    ]
+    print_log_overhead("decision log", raw, note="controller CPU per pass")
+    offs = [cpu for on, cpu in raw if not on]
     print(
-        f"decision log: {cost * 1e6:.0f} us CPU per pass ({1e6 * log_cpu / max(1, count):.0f} "
-        f"on the loop, {1e6 * writer / max(1, count):.0f} in the writer) against "
-        f"{per_pass * 1e6:.0f} us per reconcile pass: {100 * cost / per_pass:+.1f}% "
-        f"(aim < 5%; {count} passes in {seconds:.0f}s, {sink.written} lines, "
-        f"{sink.settings.path.stat().st_size / 1e6:.1f} MB)"
+        f"  {len(measured)} rounds of {seconds:.0f}s, "
+        f"{sum(m[2] for m in measured) / len(measured):.0f} passes each; A median "
+        f"{statistics.median(offs) * 1e6:.0f} us of CPU per pass; the writer thread "
+        f"{writer / max(1, logged_passes) * 1e6:.0f} us per logged pass; {sink.written} lines, "
+        f"{sink.settings.path.stat().st_size / 1e6:.1f} MB"
     )
+    loop = direct_cost(sink.settings.path, core, sink.settings.path.parent)
+    total = loop + writer / max(1, logged_passes)
+    print(
+        f"  cross-check, the log's own CPU per pass: {loop * 1e6:.0f} us on the event loop "
+        f"(thread clock, a logged decide minus a plain one of the same document, median over "
+        f"the run's last documents) + the writer's: {100 * total / statistics.median(offs):+.1f}% "
+        f"of a pass"
+    )
+
+
+def direct_cost(path: Path, core: Callable[[Any], Any], tmp: Path, last: int = 500) -> float:
+    """Median over the last `last` logged documents of (logged decide - plain decide) on this
+    thread's CPU clock, the two back to back in alternating order (warm caches either way)."""
+    with path.open(encoding="utf-8") as f:
+        docs = [json.loads(line)["document"] for line in f.readlines()[-last:]]
+    sink = DecisionLog(DecisionLogSettings(tmp / "direct.jsonl"))
+    with_log = logged(core, sink)
+    extra = []
+    for i, doc in enumerate(docs):
+        t0 = time.thread_time()
+        (core if i % 2 else with_log)(doc)
+        t1 = time.thread_time()
+        (with_log if i % 2 else core)(doc)
+        t2 = time.thread_time()
+        first, second = t1 - t0, t2 - t1
+        extra.append(second - first if i % 2 else first - second)
+    sink.close()
+    return statistics.median(extra)
+
+
+def print_log_overhead(what: str, per_pass: list[tuple[bool, float]], *, note: str) -> None:
+    ratios = [
+        cost / ((per_pass[i - 1][1] + per_pass[i + 1][1]) / 2) - 1
+        for i, (on, cost) in enumerate(per_pass)
+        if on
+    ]
+    q1, median, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    low, high = median_interval(ratios)
+    mean = statistics.fmean(ratios)
+    half = 1.96 * statistics.stdev(ratios) / len(ratios) ** 0.5 if len(ratios) > 1 else 0.0
+    print(
+        f"{what}: {100 * median:+.1f}% ({note}; median of {len(ratios)} B rounds against the "
+        f"A rounds either side; 95% interval of the median {100 * low:+.1f}% .. "
+        f"{100 * high:+.1f}%; quartiles {100 * q1:+.1f}% .. {100 * q3:+.1f}%; mean "
+        f"{100 * mean:+.1f}% -+ {100 * half:.1f}%; aim < 5%)"
+    )
+
+
+def median_interval(values: list[float]) -> tuple[float, float]:
+    """A distribution-free 95% interval of the median: the values of ranks n/2 - 0.98 sqrt(n)
+    and 1 + n/2 + 0.98 sqrt(n), rounded outwards (the binomial's normal approximation; fair
+    from about 10 values)."""
+    ordered, n = sorted(values), len(values)
+    half = 0.98 * n**0.5
+    low, high = math.floor(n / 2 - half), math.ceil(1 + n / 2 + half)  # ranks from 1
+    return ordered[max(0, low - 1)], ordered[min(n - 1, high - 1)]
 
 
 def thread_cpu(sink: DecisionLog) -> float:
@@ -360,10 +449,19 @@ async def main() -> None:
         "compare the controller's CPU per pass (each side measured over --periods periods)",
     )
     p.add_argument(
-        "--log-seconds",
+        "--log-rounds",
+        type=int,
+        default=60,
+        help="rounds with the decision log on, each between two without (0: skip); the "
+        "overhead is the median over them",
+    )
+    p.add_argument(
+        "--log-round-seconds",
         type=float,
-        default=120.0,
-        help="seconds of the decision log on/off comparison (0: skip)",
+        default=2.0,
+        help="seconds per on/off round: short, so that the rounds on and off see the same "
+        "load from the rest of the machine (the writer's CPU is charged apart, so a round "
+        "need not span its 1 s flushes)",
     )
     p.add_argument(
         "--targets",
@@ -444,9 +542,15 @@ async def main() -> None:
             await compare_controls(st, args.autoscalers, durations, args.periods * args.sync_period)
         stop.set()
         await asyncio.wait_for(task, 30)
-        if args.log_seconds:
+        if args.log_rounds:
             await decision_log_overhead(
-                settings, lags, seconds=args.log_seconds, n=args.autoscalers, tmp=tmp
+                settings,
+                lags,
+                durations,
+                rounds=args.log_rounds,
+                seconds=args.log_round_seconds,
+                n=args.autoscalers,
+                tmp=tmp,
             )
         Controller._pass = original_pass  # type: ignore[method-assign]
     finally:

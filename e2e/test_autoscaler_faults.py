@@ -42,13 +42,15 @@ async def stats(st: Stack) -> dict[str, Any]:
     }
 
 
-async def worker(st: Stack, name: str = "worker", queue: str = "jobs") -> None:
+async def worker(
+    st: Stack, name: str = "worker", queue: str = "jobs", metric: dict[str, Any] | None = None
+) -> None:
     await st.deployment(name, 1)
     spec = {
         "scaleTargetRef": target_ref(name),
         "minReplicas": 1,
         "maxReplicas": 10,
-        "metrics": [external_metric(queue)],
+        "metrics": [metric or external_metric(queue)],
         "behavior": FAST,
     }
     await st.autoscaler(name, spec)
@@ -121,9 +123,14 @@ async def _reason(st: Stack, type_: str, reason: str) -> dict[str, Any] | None:
     return cond if cond.get("reason") == reason else None
 
 
-async def test_prometheus_nan_and_hangs_hold_replicas_and_scaling_resumes(tmp_path):
-    """Through the fault proxy: NaN answers (the adapter's 404) and hangs past the adapter's
-    timeout (its 503) are failed metrics; replicas hold in both directions, then follow again."""
+async def test_prometheus_nan_hangs_and_partial_answers_hold_replicas_then_scaling_resumes(
+    tmp_path,
+):
+    """Through the fault proxy: NaN answers (the adapter's 404), hangs past the adapter's
+    timeout and partial answers (Thanos-style `warnings`; the adapter's 503) are failed
+    metrics; replicas hold in both directions, then follow again. The metric sums two queues,
+    so a partial answer (every other series) would halve it: served as complete, it would
+    scale 6 -> 3."""
     proxy = PromFaultProxy(upstream="http://127.0.0.1:9")  # the stack's Prometheus, below
     await proxy.start()
 
@@ -135,11 +142,12 @@ async def test_prometheus_nan_and_hangs_hold_replicas_and_scaling_resumes(tmp_pa
         async with e2e_stack(tmp_path, adapter_prometheus=through_proxy) as st:
             if st.prometheus is None:
                 pytest.skip("needs the sandbox stack's own Prometheus behind the fault proxy")
-            await st.queue("jobs", 55)
-            await worker(st)
+            await st.queue("jobs", 30)
+            await st.queue("jobs-b", 30)
+            await worker(st, metric=two_queues("jobs", "jobs-b"))
             async with st.controller():
                 await eventually(lambda: replicas_are(st, "worker", 6), timeout=15, what="6")
-                for kind, queue, then in (("nan", 12, 2), ("hang", 55, 6)):
+                for kind, queue, then in (("nan", 0, 3), ("hang", 30, 6), ("partial", 30, 6)):
                     proxy.set(PromFaultPlan(seed=1, rates={kind: 1.0}, hang_seconds=30))
                     await st.queue("jobs", queue)
                     await eventually(
@@ -152,10 +160,26 @@ async def test_prometheus_nan_and_hangs_hold_replicas_and_scaling_resumes(tmp_pa
                     await eventually(
                         lambda w=then: replicas_are(st, "worker", w), timeout=20, what=f"{then}"
                     )
-                assert proxy.injected["nan"] > 0
-                assert proxy.injected["hang"] > 0
+                    await eventually(
+                        lambda: _metric_read(st), timeout=15, what=f"metric read ({kind})"
+                    )
+                for kind in ("nan", "hang", "partial"):
+                    assert proxy.injected[kind] > 0
     finally:
         await proxy.stop()
+
+
+def two_queues(*queues: str) -> dict[str, Any]:
+    """An External metric over the sum of several queues' series."""
+    metric = external_metric(queues[0])
+    selector = {"matchExpressions": [{"key": "queue", "operator": "In", "values": list(queues)}]}
+    metric["external"]["metric"]["selector"] = selector
+    return metric
+
+
+async def _metric_read(st: Stack) -> bool:
+    cond = await st.condition("worker", "ScalingActive")
+    return cond.get("status") == "True"
 
 
 async def _metric_failed(st: Stack) -> bool:

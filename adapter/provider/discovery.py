@@ -177,7 +177,11 @@ class Discovery:
             try:
                 client = self._backends.client(call.backend)
                 series = await client.series(
-                    [call.series_query], start=start, end=now, time_limit=self._options.timeout
+                    [call.series_query],
+                    start=start,
+                    end=now,
+                    time_limit=self._options.timeout,
+                    rule=f"seriesQuery {call.series_query!r}",
                 )
             except AdapterError as err:
                 self.metrics.failures.labels(call.backend).inc()

@@ -29,12 +29,15 @@ class PreparedQuery:
     window_seconds: int | None = None  # the rule query's range (e.g. [2m] -> 120), if any
     backend: str = DEFAULT_BACKEND  # the backend whose client answers it
     batched: bool = False  # custom: namespace-wide, shared by requests for other objects
+    rule: str = ""  # where the rule is, e.g. "config: rules[3]", for log lines
 
 
 class PrometheusAPI(Protocol):
     """The calls the provider and discovery make to one backend (`adapter.prometheus`)."""
 
-    async def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]: ...
+    async def query(
+        self, promql: str, *, at: datetime | None = None, rule: str = ""
+    ) -> list[Sample]: ...
 
     async def series(
         self,
@@ -43,6 +46,7 @@ class PrometheusAPI(Protocol):
         start: datetime | None = None,
         end: datetime | None = None,
         time_limit: float | None = None,
+        rule: str = "",
     ) -> list[dict[str, str]]: ...
 
 

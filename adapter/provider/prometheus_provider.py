@@ -159,7 +159,7 @@ class PrometheusProvider:
         self, query: PreparedQuery, label: str
     ) -> dict[str, tuple[datetime, str]]:
         """Object name -> (time, Quantity): converted once per query, shared by its readers."""
-        samples = await self._backends.client(query.backend).query(query.promql)
+        samples = await self._backends.client(query.backend).query(query.promql, rule=query.rule)
         return {
             s.labels.get(label, ""): (_time(s.timestamp), _quantity(s.value))
             for s in samples
@@ -192,7 +192,7 @@ class PrometheusProvider:
     async def _fetch_external(
         self, query: PreparedQuery
     ) -> list[tuple[Mapping[str, str], datetime, str]]:
-        samples = await self._backends.client(query.backend).query(query.promql)
+        samples = await self._backends.client(query.backend).query(query.promql, rule=query.rule)
         return [
             (
                 MappingProxyType({k: v for k, v in s.labels.items() if k != "__name__"}),

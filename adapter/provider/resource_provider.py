@@ -58,7 +58,9 @@ def _ALL(namespace: str, name: str) -> bool:
 
 
 class QuerySource(Protocol):
-    async def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]: ...
+    async def query(
+        self, promql: str, *, at: datetime | None = None, rule: str = ""
+    ) -> list[Sample]: ...
 
 
 class QueryBackends(Protocol):
@@ -178,7 +180,8 @@ class ResourceMetricsProvider:
             for rule in (rules.cpu, rules.memory)
         )
         cpu, memory = await asyncio.gather(
-            self._run(cpu_query, rules.cpu.backend), self._run(memory_query, rules.memory.backend)
+            self._run(cpu_query, rules.cpu.backend, "cpu"),
+            self._run(memory_query, rules.memory.backend, "memory"),
         )
         window = self._window
         out = []
@@ -224,7 +227,8 @@ class ResourceMetricsProvider:
         cpu_query = build_node_query(rules.cpu, names=names, resolver=self._resolver)
         memory_query = build_node_query(rules.memory, names=names, resolver=self._resolver)
         cpu, memory = await asyncio.gather(
-            self._run(cpu_query, rules.cpu.backend), self._run(memory_query, rules.memory.backend)
+            self._run(cpu_query, rules.cpu.backend, "cpu"),
+            self._run(memory_query, rules.memory.backend, "memory"),
         )
         window = self._window
         out = []
@@ -237,11 +241,12 @@ class ResourceMetricsProvider:
         self._left_out("nodes", len(nodes) - len(out))
         return out
 
-    async def _run(self, query: ResourceQuery, backend: str) -> Grouped:
+    async def _run(self, query: ResourceQuery, backend: str, resource: str) -> Grouped:
         """The query's samples grouped by object and container, shared through the cache."""
 
         async def fetch() -> Grouped:
-            samples = await self._backends.client(backend).query(query.promql)
+            rule = f"config: resourceRules.{resource}"
+            samples = await self._backends.client(backend).query(query.promql, rule=rule)
             return group_samples(
                 samples,
                 object_label=query.object_label,

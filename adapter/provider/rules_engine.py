@@ -71,7 +71,12 @@ class RulesPlanner:
             whole_namespace=batched,
         )
         prepared = PreparedQuery(
-            query.promql, query.resource_label, query.window_seconds, source.rule.backend, batched
+            query.promql,
+            query.resource_label,
+            query.window_seconds,
+            source.rule.backend,
+            batched,
+            source.rule.where,
         )
         if len(self._queries) >= MEMO_SIZE:
             self._queries.clear()  # crude but bounded; HPAs ask the same few questions
@@ -87,7 +92,9 @@ class RulesPlanner:
         query = build_external_query(
             source, namespace=namespace, metric_selector=selector, resolver=self._resolver
         )
-        return PreparedQuery(query.promql, None, query.window_seconds, source.rule.backend)
+        return PreparedQuery(
+            query.promql, None, query.window_seconds, source.rule.backend, rule=source.rule.where
+        )
 
 
 class RulesEngine:

@@ -10,6 +10,7 @@ backends:
     tls: {caFile: ..., certFile: ..., keyFile: ..., insecureSkipVerify: false}
     timeout: 10s
     queryParameters: {dedup: "true", partial_response: "false"}
+    warnings: reject        # an answer with warnings (partial data) is a 503; or accept
 rules:
 - seriesQuery: ...
   backend: thanos
@@ -75,6 +76,7 @@ class Backend:
     timeout: float | None = None  # seconds per query; None: --prometheus-timeout
     query_parameters: tuple[tuple[str, str], ...] = ()  # added to every call (Thanos: dedup)
     compression: str = ""  # gzip, none or auto (Accept-Encoding); "": the flag's
+    warnings: str = ""  # reject or accept an answer with warnings; "": the flag's
 
     @property
     def header_names(self) -> tuple[str, ...]:
@@ -91,6 +93,7 @@ _KEYS = frozenset(
         "timeout",
         "queryParameters",
         "compression",
+        "warnings",
     }
 )
 
@@ -126,17 +129,19 @@ def _backend(name: str, value: Any, place: Place) -> Backend:
         tls=_tls(raw.get("tls"), place / "tls"),
         timeout=_timeout(raw.get("timeout"), place / "timeout"),
         query_parameters=_parameters(raw.get("queryParameters"), place / "queryParameters"),
-        compression=_compression(raw.get("compression"), place / "compression"),
+        compression=_choice(raw.get("compression"), place / "compression", COMPRESSIONS),
+        warnings=_choice(raw.get("warnings"), place / "warnings", WARNINGS_POLICIES),
     )
 
 
 COMPRESSIONS = ("auto", "gzip", "none")  # as adapter.prometheus.COMPRESSIONS (pure: no import)
+WARNINGS_POLICIES = ("reject", "accept")  # as adapter.partial.WARNINGS_POLICIES
 
 
-def _compression(value: Any, place: Place) -> str:
+def _choice(value: Any, place: Place, choices: tuple[str, ...]) -> str:
     text = string(value, place)
-    if text and text not in COMPRESSIONS:
-        raise place.error(f"must be one of {', '.join(COMPRESSIONS)}, not {text!r}")
+    if text and text not in choices:
+        raise place.error(f"must be one of {', '.join(choices)}, not {text!r}")
     return text
 
 

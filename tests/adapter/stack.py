@@ -112,9 +112,12 @@ async def make_stack(
     verb: str = "GET",
     batch_window: float = 0.0,
     compression: str = "auto",
+    warnings: str = "reject",
 ) -> Stack:
     registry = CollectorRegistry()
-    options = PrometheusOptions(url=url, timeout=timeout, verb=verb, compression=compression)
+    options = PrometheusOptions(
+        url=url, timeout=timeout, verb=verb, compression=compression, warnings=warnings
+    )
     client = PrometheusClient(options, registry=registry)
     engine = load_engine(rules, source="test-rules", resolver=STATIC_RESOLVER)
     discovery = Discovery(

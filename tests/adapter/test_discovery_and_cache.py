@@ -35,7 +35,7 @@ class FakeSeries:
         self.failing: set[str] = set()
         self.calls: list[tuple[str, datetime | None, datetime | None, float | None]] = []
 
-    async def series(self, matchers, *, start=None, end=None, time_limit=None):
+    async def series(self, matchers, *, start=None, end=None, time_limit=None, rule=""):
         (query,) = matchers
         self.calls.append((query, start, end, time_limit))
         if query in self.failing:

@@ -1,8 +1,9 @@
 """The adapter behind the Prometheus fault proxy: each fault kind on its own, then recovery.
 
 Errors and hangs are a 503 Status within the adapter's timeout, never a 500 or a hang; data
-faults follow the documented NaN policy (docs/adapter.md); every request after the fault is
-cleared is answered from Prometheus again.
+faults follow the documented NaN policy (docs/adapter.md); a partial answer (with `warnings`)
+is a 503 unless its backend accepts warnings; every request after the fault is cleared is
+answered from Prometheus again.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from adapter.server.app import build_app
 from sandbox.promfaults import PromFaultPlan, PromFaultProxy
@@ -66,7 +68,7 @@ async def answer(client, path):
         ("empty", {}, 404, set()),
         ("nan", {}, 404, set()),
         ("inf", {}, 404, set()),
-        ("partial", {}, 200, {"emails"}),  # Prometheus sorts: every other series kept
+        ("partial", {}, 503, None),  # refused: a sum over part of the series is too low
     ],
     ids=["500", "503", "hang", "latency", "empty", "nan", "inf", "partial-warnings"],
 )
@@ -107,6 +109,67 @@ async def test_a_seed_replays_the_same_faults(proxied):
     first = await statuses()
     assert set(first) == {200, 503}
     assert await statuses() == first
+
+
+@pytest.fixture
+async def accepting(prometheus, aiohttp_client):
+    """As `proxied`, with a backend that accepts answers with warnings."""
+    await remote_write(prometheus.url, data())
+    async with PromFaultProxy(upstream=prometheus.url) as proxy:
+        stack = await make_stack(
+            proxy.url, lister=FakeLister(OBJECTS), timeout=TIMEOUT, warnings="accept"
+        )
+        await stack.discover()
+        client = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
+        try:
+            yield proxy, client
+        finally:
+            await stack.close()
+
+
+async def counted(client) -> tuple[float, float]:
+    """(answers with warnings, answers refused as partial) of the query endpoint, read from the
+    adapter's /metrics."""
+    text = await (await client.get("/metrics")).text()
+    found = {"warnings": 0.0, "partial": 0.0}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == "promscaler_adapter_prometheus_warnings_total":
+                found["warnings"] += s.value if s.labels["endpoint"] == "query" else 0
+            if s.name == "promscaler_adapter_prometheus_errors_total":
+                partial = s.labels["kind"] == "partial" and s.labels["endpoint"] == "query"
+                found["partial"] += s.value if partial else 0
+    return found["warnings"], found["partial"]
+
+
+async def test_a_partial_answer_is_a_503_quoting_the_warning_and_counted(proxied):
+    proxy, client = proxied
+    status, _, _ = await answer(client, EXTERNAL)
+    assert status == 200  # healthy answers are untouched and count nothing
+    assert await counted(client) == (0, 0)
+    proxy.set(PromFaultPlan(seed=1, rates={"partial": 1.0}))
+    status, body, _ = await answer(client, POD)
+    assert (status, body["kind"], body["reason"], body["code"]) == (
+        503,
+        "Status",
+        "ServiceUnavailable",
+        503,
+    )
+    assert body["message"] == (
+        "unable to fetch metrics: the metrics backend's answer was partial: "
+        "'partial response: a store did not answer'"
+    )
+    assert await counted(client) == (1, 1)  # among the backend's failures too
+
+
+async def test_a_backend_that_accepts_warnings_serves_the_partial_answer(accepting):
+    proxy, client = accepting
+    proxy.set(PromFaultPlan(seed=1, rates={"partial": 1.0}))
+    status, body, _ = await answer(client, EXTERNAL)
+    assert status == 200, body
+    # what the backend gave: Prometheus sorts the series, the proxy keeps every other one
+    assert {i["metricLabels"]["queue"] for i in body["items"]} == {"emails"}
+    assert await counted(client) == (1, 0)  # counted all the same, not refused
 
 
 def test_a_bad_plan_names_the_problem():

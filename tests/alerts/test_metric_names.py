@@ -2,9 +2,10 @@
 
 Starts Prometheus, the sandbox, the adapter (a process, behind the sandbox's aggregation layer)
 and the controller (`promscaler-autoscaler run`, a process), drives them through the paths that
-create every labelled series (requests, discovery, a failing metric, Prometheus stopped), scrapes
-both /metrics and checks every selector, matcher and grouping label of every rule expression and
-dashboard query against what was scraped.
+create every labelled series (requests, discovery, a failing metric, a partial answer through the
+Prometheus fault proxy, Prometheus stopped), scrapes both /metrics and checks every selector,
+matcher and grouping label of every rule expression and dashboard query against what was
+scraped.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from sandbox.prometheus import PrometheusServer, free_port
+from sandbox.promfaults import PromFaultPlan, PromFaultProxy
 from tests.alerts.promql_refs import grafana_to_promql, references
 from tests.controller.stack import (
     Stack,
@@ -134,12 +136,14 @@ async def test_rules_and_dashboard_name_only_exported_metrics(tmp_path):
     metrics: Exported = {}
     tls = ssl.create_default_context()
     tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE  # the adapter's own test cert
+    proxy = PromFaultProxy(upstream=prom.url)
     try:
+        await proxy.start()
         async with Sandbox(SandboxConfig(pod_ready_delay=0.2, availability_interval=0.5)) as sb:
             kube = await connect(str(sb.kubeconfig))
             try:
                 adapter, port = _start_adapter(
-                    tmp_path, sb.kubeconfig, prom.url, sb.pki.requestheader_ca_file
+                    tmp_path, sb.kubeconfig, proxy.url, sb.pki.requestheader_ca_file
                 )
                 await _register_adapter(kube, port)
                 stack = Stack(sb.kubeconfig, kube, prom, prom.url, tmp=tmp_path)
@@ -177,6 +181,11 @@ async def test_rules_and_dashboard_name_only_exported_metrics(tmp_path):
                         async with http.get(f"{base}{QUEUE}") as resp:
                             assert resp.status == 200, await resp.text()
                     exported(await scrape(http, ctl), metrics)
+                    proxy.set(PromFaultPlan(rates={"partial": 1.0}))  # answers with warnings
+                    # a query of its own: the adapter caches the ones asked before
+                    async with http.get(f"{base}{QUEUE}?labelSelector=queue%3Dp") as resp:
+                        assert resp.status == 503, await resp.text()
+                    proxy.set(PromFaultPlan())
                     prom.stop()  # Prometheus gone: the error series
                     async with http.get(f"{base}{QUEUE}?labelSelector=queue%3Dx") as resp:
                         assert resp.status == 503
@@ -186,6 +195,7 @@ async def test_rules_and_dashboard_name_only_exported_metrics(tmp_path):
             finally:
                 await kube.close()
     finally:
+        await proxy.stop()
         for proc in (controller, adapter):
             if proc is not None:
                 proc.terminate()

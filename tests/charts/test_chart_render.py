@@ -251,6 +251,7 @@ def test_adapter_args_match_prometheus_adapter_and_the_mounts(helm: Helm) -> Non
     assert flags["--config"] == "/etc/adapter/config.yaml"
     assert flags["--prometheus-url"] == "http://prometheus-operated.monitoring.svc:9090"
     assert flags["--metrics-relist-interval"] == "1m"
+    assert flags["--prometheus-warnings"] == "reject"  # a partial answer is a failed metric
     assert flags["--secure-port"] == "6443"
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     assert flags["--tls-cert-file"] == f"{mounts['serving-cert']}/tls.crt"

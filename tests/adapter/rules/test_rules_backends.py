@@ -28,7 +28,8 @@ def test_a_full_backend_entry_is_read_into_the_model():
         "    basicAuth: {username: adapter, password: " + SECRET + "}\n"
         "    tls: {caFile: /ca.pem, certFile: /c.pem, keyFile: /k.pem, insecureSkipVerify: true}\n"
         "    timeout: 1m30s\n"
-        "    queryParameters: {dedup: true, partial_response: 'false'}\n",
+        "    queryParameters: {dedup: true, partial_response: 'false'}\n"
+        "    warnings: accept\n",
         ", backend: thanos",
         "",
     )
@@ -42,6 +43,7 @@ def test_a_full_backend_entry_is_read_into_the_model():
     assert thanos.tls.ca_file == "/ca.pem"
     assert thanos.timeout == 90.0
     assert thanos.query_parameters == (("dedup", "true"), ("partial_response", "false"))
+    assert thanos.warnings == "accept"
     assert [r.backend for r in config.rules] == ["thanos", "default"]
     # the same seriesQuery on two backends is two discovery calls
     assert [(c.backend, c.series_query) for c in config.series_calls] == [
@@ -161,8 +163,13 @@ BAD = [
     pytest.param(
         _file("  thanos: {url: 'http://x', proxyUrl: 'http://p'}"),
         "config: backends.thanos.proxyUrl: unknown key 'proxyUrl' (allowed: basicAuth, "
-        "bearerTokenFile, compression, headers, queryParameters, timeout, tls, url)",
+        "bearerTokenFile, compression, headers, queryParameters, timeout, tls, url, warnings)",
         id="unknown-key",
+    ),
+    pytest.param(
+        _file("  thanos: {url: 'http://x', warnings: ignore}"),
+        "config: backends.thanos.warnings: must be one of reject, accept, not 'ignore'",
+        id="bad-warnings-policy",
     ),
 ]
 

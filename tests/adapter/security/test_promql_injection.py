@@ -49,7 +49,9 @@ class RecordingPrometheus:
             {"__name__": "queue_depth", "queue": "orders"},
         ]
 
-    async def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]:
+    async def query(
+        self, promql: str, *, at: datetime | None = None, rule: str = ""
+    ) -> list[Sample]:
         self.queries.append(promql)
         return [Sample(labels={}, timestamp=0.0, value=Decimal(1))]
 
