@@ -52,17 +52,14 @@ PODS = [f"web-{i:03d}" for i in range(100)]
 # ---- the adapter, in a child process ---------------------------------------------------------
 
 
-def _serve(prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any) -> None:
-    asyncio.run(_serve_async(prom_url, port, setup, cert_dir, ready))
-
-
-async def _serve_async(
-    prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any
+def _serve(
+    prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any, control: Any
 ) -> None:
-    from aiohttp import web
+    asyncio.run(_serve_async(prom_url, port, setup, cert_dir, ready, control))
 
+
+async def _adapter_app(prom_url: str, setup: dict[str, Any]) -> Any:
     from adapter.server.app import build_app
-    from adapter.server.tls import ServingTLS, TLSOptions
     from tests.adapter.fakes import FakeLister
     from tests.adapter.stack import make_stack
 
@@ -76,16 +73,66 @@ async def _serve_async(
         compression=setup["compression"],
     )
     await stack.discover()
+    return build_app(stack.provider, response_ttl=setup["cache_ttl"])  # as the CLI wires it
+
+
+def _floor_app(size: int) -> Any:
+    """The floor: aiohttp + TLS answering a fixed body of `size` bytes, no work per request."""
+    from aiohttp import web
+
+    body = b"x" * size
+
+    async def fixed(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", fixed)
+    return app
+
+
+async def _serve_async(
+    prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any, control: Any
+) -> None:
+    from aiohttp import web
+
+    from adapter.auth.limits import LimitedAppRunner, limits_middleware
+    from adapter.server.tls import ServingTLS, TLSOptions
+
+    if setup["floor_body"]:
+        app = _floor_app(setup["floor_body"])
+        runner = web.AppRunner(app, access_log=None)
+    else:
+        app = await _adapter_app(prom_url, setup)
+        app.middlewares.insert(0, limits_middleware())  # as adapter.__main__ wires it
+        runner = LimitedAppRunner(app, access_log=None)
     tls = ServingTLS(TLSOptions(cert_dir=cert_dir))
-    app = build_app(stack.provider, response_ttl=setup["cache_ttl"])  # as the CLI wires it
-    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port, ssl_context=tls.context).start()
     ready.set()
-    await asyncio.sleep(3600)  # the parent terminates this process
+    await _obey(control)
+
+
+async def _obey(control: Any) -> None:
+    """Serve until the parent says "stop"; "profile" starts cProfile, "dump PATH" writes it."""
+    import cProfile
+
+    # CPU time, not wall time: what the adapter spends, whatever else the machine runs
+    profile = cProfile.Profile(time.process_time)
+    while True:
+        command = await asyncio.to_thread(control.recv)
+        if command == "profile":
+            profile.enable()
+        elif command.startswith("dump "):
+            profile.disable()
+            profile.dump_stats(command.split(" ", 1)[1])
+        else:
+            return
+        control.send("ok")
 
 
 class Adapter:
+    """The adapter (or, with `floor_body`, a trivial aiohttp TLS server) in a child process."""
+
     def __init__(
         self,
         prom_url: str,
@@ -96,22 +143,28 @@ class Adapter:
         rules: str = RULES,
         objects: dict[tuple[str, str], dict[str, dict[str, str]]] | None = None,
         compression: str = "auto",
+        floor_body: int = 0,
     ) -> None:
         self.port = free_port()
         ctx = mp.get_context("spawn")
         ready = ctx.Event()
+        self._control, child_end = ctx.Pipe()
         setup = {
             "cache_ttl": cache_ttl,
             "batch_window": batch_window,
             "rules": rules,
             "objects": objects,
             "compression": compression,
+            "floor_body": floor_body,
         }
         self.proc = ctx.Process(
-            target=_serve, args=(prom_url, self.port, setup, cert_dir, ready), daemon=True
+            target=_serve,
+            args=(prom_url, self.port, setup, cert_dir, ready, child_end),
+            daemon=True,
         )
         self.proc.start()
         if not ready.wait(60):
+            self.proc.kill()
             raise RuntimeError("adapter did not start")
         self.url = f"https://127.0.0.1:{self.port}"
 
@@ -120,9 +173,19 @@ class Adapter:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def command(self, text: str) -> None:
+        """Send a control command ("profile", "dump PATH") and wait for it to be done."""
+        self._control.send(text)
+        if not self._control.poll(60):
+            raise RuntimeError(f"adapter did not answer {text!r}")
+        self._control.recv()
+
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.join(10)
+        self._control.send("stop")
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(10)
 
 
 def _session(limit: int = 100) -> aiohttp.ClientSession:
@@ -150,7 +213,13 @@ WILDCARD = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/*/bench_
 
 
 async def bench_latency(
-    prom: PrometheusServer, n: int, cert_dir: str, *, compression: str, batch_window: float
+    prom: PrometheusServer,
+    n: int,
+    cert_dir: str,
+    *,
+    compression: str,
+    batch_window: float,
+    profile: str | None = None,
 ) -> None:
     adapter = Adapter(
         prom.url,
@@ -166,6 +235,12 @@ async def bench_latency(
                 await _timed(s, url)  # warm-up
             via = [await _timed(s, url) for _ in range(n)]
             cpu = await _cpu_per_request(adapter, s, url, n)
+            if profile:  # a run of its own: cProfile slows what it watches
+                adapter.command("profile")
+                await _cpu_per_request(adapter, s, url, n)
+                adapter.command(f"dump {profile}")
+            async with s.get(url) as resp:
+                size = len(await resp.read())
             promql = prom.queries()[-1]
             direct_url = f"{prom.url}/api/v1/query"
             for _ in range(20):
@@ -173,6 +248,7 @@ async def bench_latency(
             direct = [await _timed(s, direct_url, {"query": promql}) for _ in range(n)]
     finally:
         adapter.stop()
+    floor_cpu, floor_p50 = await _floor(size, n, cert_dir)
     p50, d50 = _pct(via, 0.5), _pct(direct, 0.5)
     print(
         f"1. wildcard over 100 pods, cache off ({n} requests each; compression {compression}, "
@@ -189,6 +265,24 @@ async def bench_latency(
         f"   adapter CPU: {cpu:.3f} ms per request (4 keep-alive clients; aim <= 0.5 ms); "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, shared machine"
     )
+    print(
+        f"   floor (aiohttp + TLS, a fixed {size:,}-byte body, same client): "
+        f"{floor_cpu:.3f} ms CPU per request, p50 {floor_p50:.2f} ms"
+    )
+
+
+async def _floor(size: int, n: int, cert_dir: str) -> tuple[float, float]:
+    """CPU per request and p50 of a trivial aiohttp TLS server answering `size` bytes."""
+    floor = Adapter("", cache_ttl=0, cert_dir=cert_dir, floor_body=size)
+    try:
+        async with _session() as s:
+            url = floor.url + WILDCARD
+            for _ in range(20):
+                await _timed(s, url)
+            latencies = [await _timed(s, url) for _ in range(n)]
+            return await _cpu_per_request(floor, s, url, n), _pct(latencies, 0.5)
+    finally:
+        floor.stop()
 
 
 async def _cpu_per_request(adapter: Adapter, s: aiohttp.ClientSession, url: str, n: int) -> float:
@@ -341,6 +435,12 @@ async def main() -> None:
         help="section 1's --batch-window (default 0: every request queries Prometheus)",
     )
     parser.add_argument("--only-latency", action="store_true", help="run section 1 only")
+    parser.add_argument(
+        "--profile",
+        metavar="PATH",
+        help="also write a cProfile of section 1's adapter (4 clients, --requests) to PATH; "
+        "`python bench/adapter_stages.py PATH` sorts it into stages",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "prom").mkdir()
@@ -365,6 +465,7 @@ async def main() -> None:
                 cert_dir,
                 compression=args.compression,
                 batch_window=args.batch_window,
+                profile=args.profile and str(Path(args.profile).resolve()),
             )
             if args.only_latency:
                 return
