@@ -6,8 +6,6 @@ timed with `time.process_time()`: CPU time, so what else the machine runs barely
 
 - authn/authz: the delegated guard's `admit()` with warm caches, for the kube-aggregator's
   front-proxy certificate and X-Remote-* headers (the usual path) and AlwaysAllow;
-- limits + middleware + routing + selector parsing: the whole app, in process (no socket), on a
-  provider that hands back ready values, minus the rendering and encoding below;
 - object names: the label selector over the 100 pods;
 - the Prometheus call, client side: request build, send, response read and JSON parse (the
   real client against the real Prometheus), then the JSON parse and the samples alone;
@@ -32,21 +30,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from aiohttp.test_utils import make_mocked_request  # noqa: E402
 
 from adapter import eventloop  # noqa: E402
-from adapter.auth.limits import limits_middleware  # noqa: E402
 from adapter.auth.options import AuthOptions, build_guard  # noqa: E402
 from adapter.prometheus import _parse_vector  # noqa: E402
 from adapter.server import documents  # noqa: E402
-from adapter.server.app import build_app  # noqa: E402
 from adapter.server.auth_seam import ALLOW_ALL  # noqa: E402
 from adapter.server.encoding import dumps  # noqa: E402
-from bench.bench_adapter import PODS, RULES, WILDCARD  # noqa: E402
+from bench.bench_adapter import PODS, RULES  # noqa: E402
 from bench.bench_auth import InstantCluster, proxy_request  # noqa: E402
 from common.selectors import EVERYTHING, parse_selector  # noqa: E402
 from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
-from tests.adapter.fakes import FakeLister, FakeProvider  # noqa: E402
+from tests.adapter.fakes import FakeLister  # noqa: E402
 from tests.adapter.stack import make_stack  # noqa: E402
 
 Timer = Callable[[], Awaitable[Any]]
@@ -110,10 +105,6 @@ async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
         )
     finally:
         await guard.close()  # type: ignore[attr-defined]
-    app_step, mock_step = _app_step(values)
-    mock = await cpu_ms(mock_step, rounds)  # a mocked request is costly: not the adapter's
-    app = await cpu_ms(app_step, rounds) - mock
-    rows.append(("whole app in process: limits, middleware, routing, render, encode", app))
     await row(
         "object names: labelSelector over 100 pods",
         lambda: lister.names(pods, namespace="default", selector=selector),
@@ -146,29 +137,6 @@ async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
     await row("encoding: JSON bytes", sync(lambda: dumps(document)))
     await stack.close()
     return rows
-
-
-def _app_step(values: Any) -> tuple[Timer, Timer]:
-    """The app (limits, middleware, routing, selector parsing, rendering, encoding) on a
-    provider that answers at once; no socket, no TLS."""
-    provider = FakeProvider(custom={("pods", "bench_gauge"): {}})
-
-    async def ready_values(*args: Any, **kwargs: Any) -> Any:
-        return values
-
-    provider.custom_metric_by_selector = ready_values  # type: ignore[method-assign]
-    app = build_app(provider)
-    app.middlewares.insert(0, limits_middleware())
-    app.freeze()
-    path = WILDCARD + "?labelSelector=app%3Dweb"
-
-    async def step() -> Any:
-        return await app._handle(make_mocked_request("GET", path, app=app))
-
-    async def mock() -> Any:
-        return make_mocked_request("GET", path, app=app)
-
-    return step, mock
 
 
 async def main(args: argparse.Namespace) -> None:
