@@ -1,6 +1,6 @@
 """The adapter's instructions per request, counted by callgrind: a measure no other load moves.
 
-    .venv/bin/python bench/bench_adapter_callgrind.py [--requests 200] [--event-loop auto]
+    .venv/bin/python bench/bench_adapter_callgrind.py [--requests 100] [--event-loop auto]
 
 The adapter of `bench_adapter.py` section 1 (and its floor: a trivial aiohttp TLS server
 answering as many bytes) runs under `valgrind --tool=callgrind` with collection off; one
@@ -18,6 +18,7 @@ import asyncio
 import multiprocessing as mp
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,10 +83,13 @@ async def count(adapter: Adapter, n: int, out: Path, dumps_dir: Path) -> int:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=100)
     parser.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"), default="auto")
     parser.add_argument("--out", default="callgrind-adapter.txt", help="annotated report")
     args = parser.parse_args()
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("skipped: valgrind (with callgrind_control) is not installed")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "prom").mkdir()
         prom = PrometheusServer(Path(tmp) / "prom")
