@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
+from adapter import eventloop
 from adapter.auth.limits import LimitedAppRunner, limits_middleware
 from adapter.auth.options import build_guard, client_cas_provider
 from adapter.backends import BackendPool
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(options.verbosity)
     try:
         engine = read_rules(options.config)
-        asyncio.run(run(options, engine))
+        eventloop.run(run(options, engine), loop=options.event_loop)
     except ConfigError as err:
         sys.stderr.write(f"{PROG}: {err}\n")
         return 1

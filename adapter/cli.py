@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from adapter.auth.options import AuthOptions, add_auth_arguments, parse_duration
+from adapter.eventloop import EVENT_LOOPS
 from adapter.partial import WARNINGS_POLICIES
 from adapter.prometheus import COMPRESSIONS, PrometheusOptions
 from adapter.server.tls import GO_CIPHERS, TLS13_SUITES, TLS_VERSIONS, TLSOptions
@@ -267,6 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SUITES",
         help="comma-separated Go cipher suite names",
     )
+    g.add_argument(
+        "--event-loop",
+        choices=EVENT_LOOPS,
+        default="auto",
+        help="asyncio event loop: uvloop (libuv; its TLS transport and callbacks in C, less "
+        "CPU per request), asyncio (the standard library's), or auto: uvloop when installed",
+    )
 
     g = parser.add_argument_group("Kubernetes")
     g.add_argument(
@@ -315,6 +323,7 @@ class AdapterOptions:
     lister_kubeconfig: str
     verbosity: int
     auth: AuthOptions
+    event_loop: str = "auto"  # --event-loop: auto, uvloop or asyncio (adapter.eventloop)
 
 
 MIN_DEFAULT_MAX_AGE = 300.0  # seconds: outlasts a few missed scrapes of a slow (1m) job
@@ -374,4 +383,5 @@ def parse_args(argv: list[str] | None = None) -> AdapterOptions:
         lister_kubeconfig=ns.lister_kubeconfig,
         verbosity=ns.v,
         auth=AuthOptions.from_namespace(ns),
+        event_loop=ns.event_loop,
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import ipaddress
-import json
 import logging
 import os
 import ssl
@@ -22,11 +21,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import aiohttp
+import orjson
 import yaml
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -240,8 +241,8 @@ class PrometheusClient:
 
     def _decode(self, endpoint: str, status: int, body: bytes, rule: str = "") -> Any:
         try:
-            doc = json.loads(body)
-        except ValueError as err:
+            doc = orjson.loads(body)  # several times faster than json.loads on 20 KB answers
+        except ValueError as err:  # orjson.JSONDecodeError is a ValueError
             self._metrics.errors.labels(self.backend, endpoint, "unavailable").inc()
             log.warning(
                 "prometheus %s %s answered HTTP %d with a non-JSON body",
@@ -271,6 +272,11 @@ def _url_length(url: str, params: list[tuple[str, str]]) -> int:
     return len(url) + 1 + sum(len(k) + 1 + 3 * len(v.encode()) + 1 for k, v in params)
 
 
+# Decimal is immutable and gauges repeat their values from one query to the next: parse each
+# distinct string once (a failure is not cached, so a bad one raises every time)
+_decimal = lru_cache(maxsize=8192)(Decimal)
+
+
 def _parse_vector(data: Any) -> Iterator[Sample]:
     if not isinstance(data, dict):
         raise PrometheusQueryError("unexpected query response from the metrics backend")
@@ -280,10 +286,10 @@ def _parse_vector(data: Any) -> Iterator[Sample]:
         if kind == "vector":
             for item in result:
                 ts, value = item["value"]
-                yield Sample(item.get("metric") or {}, float(ts), Decimal(value))
+                yield Sample(item.get("metric") or {}, float(ts), _decimal(value))
         elif kind == "scalar":
             ts, value = result
-            yield Sample({}, float(ts), Decimal(value))
+            yield Sample({}, float(ts), _decimal(value))
         else:
             raise PrometheusQueryError(
                 f"the metrics query returned a {kind}, not an instant vector"

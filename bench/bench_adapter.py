@@ -47,22 +47,23 @@ rules:
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
 """
 PODS = [f"web-{i:03d}" for i in range(100)]
+EVENT_LOOP = ["auto"]  # the adapter's --event-loop in every section (set from the command line)
 
 
 # ---- the adapter, in a child process ---------------------------------------------------------
 
 
-def _serve(prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any) -> None:
-    asyncio.run(_serve_async(prom_url, port, setup, cert_dir, ready))
-
-
-async def _serve_async(
-    prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any
+def _serve(
+    prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any, control: Any
 ) -> None:
-    from aiohttp import web
+    from adapter import eventloop
 
+    serve = _serve_async(prom_url, port, setup, cert_dir, ready, control)
+    eventloop.run(serve, loop=setup["event_loop"])  # as adapter.__main__ runs
+
+
+async def _adapter_app(prom_url: str, setup: dict[str, Any]) -> Any:
     from adapter.server.app import build_app
-    from adapter.server.tls import ServingTLS, TLSOptions
     from tests.adapter.fakes import FakeLister
     from tests.adapter.stack import make_stack
 
@@ -76,16 +77,90 @@ async def _serve_async(
         compression=setup["compression"],
     )
     await stack.discover()
+    return build_app(stack.provider, response_ttl=setup["cache_ttl"])  # as the CLI wires it
+
+
+def _ready_app() -> Any:
+    """The adapter's app on a provider that hands back the same 100 ready MetricValues: the
+    middleware, routing, rendering and encoding of the request, no Prometheus, no lister, no
+    provider work (bench_adapter_stages.py times that)."""
+    from datetime import UTC, datetime
+
+    from adapter.provider.seams import MetricValue, ObjectReference
+    from adapter.server.app import build_app
+    from tests.adapter.fakes import FakeProvider
+
+    stamp = datetime.now(UTC)
+    values = [
+        MetricValue(ObjectReference("Pod", p, "v1", "default"), "bench_gauge", stamp, f"{i}5m")
+        for i, p in enumerate(PODS)
+    ]
+
+    class Ready(FakeProvider):
+        async def custom_metric_by_selector(self, *args: Any, **kwargs: Any) -> Any:
+            return values
+
+    return build_app(Ready(custom={("pods", "bench_gauge"): {}}))
+
+
+def _floor_app(size: int) -> Any:
+    """The floor: aiohttp + TLS answering a fixed body of `size` bytes, no work per request."""
+    from aiohttp import web
+
+    body = b"x" * size
+
+    async def fixed(request: web.Request) -> web.Response:
+        return web.Response(body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", fixed)
+    return app
+
+
+async def _serve_async(
+    prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any, control: Any
+) -> None:
+    from aiohttp import web
+
+    from adapter.auth.limits import LimitedAppRunner, limits_middleware
+    from adapter.server.tls import ServingTLS, TLSOptions
+
+    if setup["floor_body"]:
+        app = _floor_app(setup["floor_body"])
+        runner = web.AppRunner(app, access_log=None)
+    else:
+        app = _ready_app() if setup["ready_values"] else await _adapter_app(prom_url, setup)
+        app.middlewares.insert(0, limits_middleware())  # as adapter.__main__ wires it
+        runner = LimitedAppRunner(app, access_log=None)
     tls = ServingTLS(TLSOptions(cert_dir=cert_dir))
-    app = build_app(stack.provider, response_ttl=setup["cache_ttl"])  # as the CLI wires it
-    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port, ssl_context=tls.context).start()
     ready.set()
-    await asyncio.sleep(3600)  # the parent terminates this process
+    await _obey(control)
+
+
+async def _obey(control: Any) -> None:
+    """Serve until the parent says "stop"; "profile" starts cProfile, "dump PATH" writes it."""
+    import cProfile
+
+    # wall time (the default): a CPU-time timer is a system call per event here and swamps
+    # the profile; read it with the process CPU printed next to it
+    profile = cProfile.Profile()
+    while True:
+        command = await asyncio.to_thread(control.recv)
+        if command == "profile":
+            profile.enable()
+        elif command.startswith("dump "):
+            profile.disable()
+            profile.dump_stats(command.split(" ", 1)[1])
+        else:
+            return
+        control.send("ok")
 
 
 class Adapter:
+    """The adapter (or, with `floor_body`, a trivial aiohttp TLS server) in a child process."""
+
     def __init__(
         self,
         prom_url: str,
@@ -96,33 +171,66 @@ class Adapter:
         rules: str = RULES,
         objects: dict[tuple[str, str], dict[str, dict[str, str]]] | None = None,
         compression: str = "auto",
+        floor_body: int = 0,
+        ready_values: bool = False,  # the app on ready values (`_ready_app`)
+        event_loop: str | None = None,
+        start_timeout: float = 60.0,  # seconds; more when the child runs under valgrind
     ) -> None:
         self.port = free_port()
         ctx = mp.get_context("spawn")
         ready = ctx.Event()
+        self._control, child_end = ctx.Pipe()
         setup = {
             "cache_ttl": cache_ttl,
             "batch_window": batch_window,
             "rules": rules,
             "objects": objects,
             "compression": compression,
+            "floor_body": floor_body,
+            "ready_values": ready_values,
+            "event_loop": event_loop or EVENT_LOOP[0],
         }
         self.proc = ctx.Process(
-            target=_serve, args=(prom_url, self.port, setup, cert_dir, ready), daemon=True
+            target=_serve,
+            args=(prom_url, self.port, setup, cert_dir, ready, child_end),
+            daemon=True,
         )
         self.proc.start()
-        if not ready.wait(60):
+        if not ready.wait(start_timeout):
+            self.proc.kill()
             raise RuntimeError("adapter did not start")
         self.url = f"https://127.0.0.1:{self.port}"
+        self.last_split = (0.0, 0.0)  # (user, system) ms per request of the last CPU run
 
     def cpu_seconds(self) -> float:
         """User + system CPU the adapter process has used (from /proc)."""
+        return sum(self.cpu_split())
+
+    def cpu_ns(self) -> int:
+        """Nanoseconds on CPU of all the adapter's threads (schedstat: exact, unlike the
+        10 ms ticks of /proc/PID/stat)."""
+        tasks = Path(f"/proc/{self.proc.pid}/task")
+        return sum(int((t / "schedstat").read_text().split()[0]) for t in tasks.iterdir())
+
+    def cpu_split(self) -> tuple[float, float]:
+        """(user, system) CPU seconds the adapter process has used (from /proc)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / tick, int(fields[12]) / tick
+
+    def command(self, text: str) -> None:
+        """Send a control command ("profile", "dump PATH") and wait for it to be done."""
+        self._control.send(text)
+        if not self._control.poll(60):
+            raise RuntimeError(f"adapter did not answer {text!r}")
+        self._control.recv()
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.join(10)
+        self._control.send("stop")
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(10)
 
 
 def _session(limit: int = 100) -> aiohttp.ClientSession:
@@ -150,7 +258,13 @@ WILDCARD = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/*/bench_
 
 
 async def bench_latency(
-    prom: PrometheusServer, n: int, cert_dir: str, *, compression: str, batch_window: float
+    prom: PrometheusServer,
+    n: int,
+    cert_dir: str,
+    *,
+    compression: str,
+    batch_window: float,
+    profile: str | None = None,
 ) -> None:
     adapter = Adapter(
         prom.url,
@@ -165,7 +279,16 @@ async def bench_latency(
             for _ in range(20):
                 await _timed(s, url)  # warm-up
             via = [await _timed(s, url) for _ in range(n)]
+            sent = len(prom.queries())
             cpu = await _cpu_per_request(adapter, s, url, n)
+            sent = len(prom.queries()) - sent
+            split = adapter.last_split
+            if profile:  # a run of its own: cProfile slows what it watches
+                adapter.command("profile")
+                await _cpu_per_request(adapter, s, url, n)
+                adapter.command(f"dump {profile}")
+            async with s.get(url) as resp:
+                size = len(await resp.read())
             promql = prom.queries()[-1]
             direct_url = f"{prom.url}/api/v1/query"
             for _ in range(20):
@@ -173,10 +296,12 @@ async def bench_latency(
             direct = [await _timed(s, direct_url, {"query": promql}) for _ in range(n)]
     finally:
         adapter.stop()
+    (floor_cpu, floor_split), floor_p50 = await _floor(size, n, cert_dir)
+    ready_cpu = await _ready(n, cert_dir)
     p50, d50 = _pct(via, 0.5), _pct(direct, 0.5)
     print(
         f"1. wildcard over 100 pods, cache off ({n} requests each; compression {compression}, "
-        f"batch window {batch_window:g}s)"
+        f"batch window {batch_window:g}s, event loop {EVENT_LOOP[0]})"
     )
     print(f"   PromQL: {promql[:90]}...")
     print(f"   adapter (HTTPS): p50 {p50:.2f} ms  p99 {_pct(via, 0.99):.2f} ms")
@@ -186,23 +311,81 @@ async def bench_latency(
         "(aim: direct + 1 ms)"
     )
     print(
-        f"   adapter CPU: {cpu:.3f} ms per request (4 keep-alive clients; aim <= 0.5 ms); "
+        f"   adapter CPU: {cpu:.3f} ms per request (median of {BLOCKS} blocks; over all: user "
+        f"{split[0]:.3f}, system {split[1]:.3f}; 4 keep-alive clients; aim <= 0.5 ms); "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, shared machine"
+    )
+    print(
+        f"   Prometheus queries per request in that run: {sent / (n // BLOCKS * BLOCKS):.2f} "
+        "(identical requests in flight share one)"
+    )
+    print(
+        f"   the app on 100 ready values (no Prometheus, lister or provider; middleware, "
+        f"routing, rendering, encoding): {ready_cpu:.3f} ms CPU per request"
+    )
+    print(
+        f"   floor (aiohttp + TLS, a fixed {size:,}-byte body, same client): "
+        f"{floor_cpu:.3f} ms CPU per request (user {floor_split[0]:.3f}, system "
+        f"{floor_split[1]:.3f}), p50 {floor_p50:.2f} ms"
     )
 
 
+async def _floor(
+    size: int, n: int, cert_dir: str
+) -> tuple[tuple[float, tuple[float, float]], float]:
+    """CPU per request and p50 of a trivial aiohttp TLS server answering `size` bytes."""
+    floor = Adapter("", cache_ttl=0, cert_dir=cert_dir, floor_body=size)
+    try:
+        async with _session() as s:
+            url = floor.url + WILDCARD
+            for _ in range(20):
+                await _timed(s, url)
+            latencies = [await _timed(s, url) for _ in range(n)]
+            cpu = await _cpu_per_request(floor, s, url, n)
+            return (cpu, floor.last_split), _pct(latencies, 0.5)
+    finally:
+        floor.stop()
+
+
+async def _ready(n: int, cert_dir: str) -> float:
+    """CPU per request of the app answering ready values (`_ready_app`), same client."""
+    server = Adapter("", cache_ttl=0, cert_dir=cert_dir, ready_values=True)
+    try:
+        async with _session() as s:
+            url = server.url + WILDCARD + "?labelSelector=app%3Dweb"
+            for _ in range(20):
+                await _timed(s, url)
+            return await _cpu_per_request(server, s, url, n)
+    finally:
+        server.stop()
+
+
+# CPU is read per block of requests and the median block reported: other load on the machine
+# inflates some blocks, and how many requests shared a query varies from block to block
+BLOCKS = 5
+
+
 async def _cpu_per_request(adapter: Adapter, s: aiohttp.ClientSession, url: str, n: int) -> float:
-    """The adapter process's CPU (user + system) per request, 4 clients over keep-alive."""
-    left = [n]
+    """The adapter process's CPU (user + system) per request, 4 clients over keep-alive: the
+    median of BLOCKS blocks of n / BLOCKS requests. The user/system split is over all n."""
+    user, system = adapter.cpu_split()
+    blocks = []
+    left = [0]
 
     async def client() -> None:
         while left[0] > 0:
             left[0] -= 1
             await _timed(s, url)
 
-    before = adapter.cpu_seconds()
-    await asyncio.gather(*(client() for _ in range(4)))
-    return (adapter.cpu_seconds() - before) / n * 1000
+    for _ in range(BLOCKS):
+        left[0] = n // BLOCKS
+        before = adapter.cpu_ns()
+        await asyncio.gather(*(client() for _ in range(4)))
+        blocks.append((adapter.cpu_ns() - before) / (n // BLOCKS) / 1e6)
+    user_after, system_after = adapter.cpu_split()
+    done = n // BLOCKS * BLOCKS
+    adapter.last_split = ((user_after - user) / done * 1000, (system_after - system) / done * 1000)
+    return sorted(blocks)[len(blocks) // 2]
 
 
 async def bench_throughput(prom: PrometheusServer, seconds: float, cert_dir: str) -> None:
@@ -341,7 +524,20 @@ async def main() -> None:
         help="section 1's --batch-window (default 0: every request queries Prometheus)",
     )
     parser.add_argument("--only-latency", action="store_true", help="run section 1 only")
+    parser.add_argument(
+        "--event-loop",
+        choices=("auto", "uvloop", "asyncio"),
+        default="auto",
+        help="the adapter's --event-loop (auto: uvloop when installed, as the adapter)",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="PATH",
+        help="also write a cProfile of section 1's adapter (4 clients, --requests) to PATH; "
+        "`python bench/adapter_stages.py PATH` sorts it into stages",
+    )
     args = parser.parse_args()
+    EVENT_LOOP[0] = args.event_loop
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "prom").mkdir()
         prom = PrometheusServer(Path(tmp) / "prom")
@@ -365,6 +561,7 @@ async def main() -> None:
                 cert_dir,
                 compression=args.compression,
                 batch_window=args.batch_window,
+                profile=args.profile and str(Path(args.profile).resolve()),
             )
             if args.only_latency:
                 return

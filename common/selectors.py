@@ -42,6 +42,10 @@ class Operator(enum.Enum):
     LT = "lt"
 
 
+_EQUALS, _DOUBLE_EQUALS, _IN = Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN
+_NOT_EQUALS, _NOT_IN = Operator.NOT_EQUALS, Operator.NOT_IN
+_EXISTS, _DOES_NOT_EXIST = Operator.EXISTS, Operator.DOES_NOT_EXIST
+
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 _NAME_RE = re.compile(rf"^{_NAME}$")
 _DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -78,18 +82,19 @@ class Requirement:
     values: tuple[str, ...] = ()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
+        # identity tests on module-level aliases: a selector is matched against every object
+        # of a wildcard request, and enum attribute look-ups showed in that profile
         op = self.operator
-        present = self.key in labels
-        if op in (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN):
-            return present and labels[self.key] in self.values
-        if op in (Operator.NOT_EQUALS, Operator.NOT_IN):
-            return not present or labels[self.key] not in self.values
-        if op is Operator.EXISTS:
-            return present
-        if op is Operator.DOES_NOT_EXIST:
-            return not present
+        if op is _EQUALS or op is _IN or op is _DOUBLE_EQUALS:
+            return labels.get(self.key) in self.values  # an absent label (None) is no value
+        if op is _NOT_EQUALS or op is _NOT_IN:
+            return labels.get(self.key) not in self.values
+        if op is _EXISTS:
+            return self.key in labels
+        if op is _DOES_NOT_EXIST:
+            return self.key not in labels
         # gt / lt: the label must hold an integer (upstream parses it as int64)
-        if not present or not _INTEGER_RE.match(labels[self.key]):
+        if self.key not in labels or not _INTEGER_RE.match(labels[self.key]):
             return False
         have, want = int(labels[self.key]), int(self.values[0])
         return have > want if op is Operator.GT else have < want
@@ -117,7 +122,10 @@ class Selector:
         return not self.requirements
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        return all(r.matches(labels) for r in self.requirements)
+        for requirement in self.requirements:  # noqa: SIM110 - all() of a generator cost 2x here
+            if not requirement.matches(labels):
+                return False
+        return True
 
     def __str__(self) -> str:
         return ",".join(str(r) for r in self.requirements)

@@ -146,13 +146,15 @@ class PrometheusProvider:
             ),
         )
         selector = None if metric_selector.empty else metric_selector
+        # run once per object of a wildcard: what every item shares is looked up once
+        kind, api_version, space = resource.kind, resource.api_version, namespace or ""
+        window, found = query.window_seconds, points.get
         out: list[MetricValue] = []
         for name in names:
-            point = points.get(name)
-            if point is None:
-                continue
-            ref = ObjectReference(resource.kind, name, resource.api_version, namespace or "")
-            out.append(MetricValue(ref, metric, point[0], point[1], query.window_seconds, selector))
+            point = found(name)
+            if point is not None:
+                ref = ObjectReference(kind, name, api_version, space)
+                out.append(MetricValue(ref, metric, point[0], point[1], window, selector))
         return out
 
     async def _fetch_custom(
@@ -160,11 +162,11 @@ class PrometheusProvider:
     ) -> dict[str, tuple[datetime, str]]:
         """Object name -> (time, Quantity): converted once per query, shared by its readers."""
         samples = await self._backends.client(query.backend).query(query.promql, rule=query.rule)
-        return {
-            s.labels.get(label, ""): (_time(s.timestamp), _quantity(s.value))
-            for s in samples
-            if self._finite(s.value, "custom")
-        }
+        points: dict[str, tuple[datetime, str]] = {}
+        for labels, timestamp, value in samples:
+            if value.is_finite() or self._finite(value, "custom"):  # counts the dropped
+                points[labels.get(label, "")] = (_time(timestamp), _quantity(value))
+        return points
 
     async def external_metric(
         self, metric: str, *, namespace: str, selector: Selector

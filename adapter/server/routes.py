@@ -7,6 +7,7 @@ and every 404 is decided in one readable place.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from aiohttp import web
@@ -23,6 +24,11 @@ RESPONSES = web.AppKey("responses", ResponseCache)
 ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
 
 
+# Selectors are immutable and an HPA sends the same one every sync: parse each text once (a
+# failure is not kept, so a bad one is refused every time)
+_parse = lru_cache(maxsize=1024)(parse_selector)
+
+
 def json_response(body: Any, status: int = 200) -> web.Response:
     # charset as `text=` set it before: the Content-Type header is unchanged too
     return web.Response(
@@ -35,7 +41,7 @@ def _selector(request: web.Request, param: str, *, on_metric: bool) -> Selector:
     if not text:
         return EVERYTHING
     try:
-        selector = parse_selector(text)
+        selector = _parse(text)
     except SelectorError as err:
         raise BadRequest(f"{param}: {err}") from err
     if on_metric:

@@ -6,6 +6,7 @@ from common.selectors import (
     FieldRequirement,
     Operator,
     Requirement,
+    Selector,
     SelectorError,
     parse_field_selector,
     parse_selector,
@@ -142,3 +143,42 @@ def test_field_selector():
     )
     with pytest.raises(SelectorError):
         parse_field_selector("metadata.name")
+
+
+def _reference_matches(requirement: Requirement, labels: dict[str, str]) -> bool:
+    """Upstream's Requirement.Matches, spelt out plainly (the code under test is tuned)."""
+    present = requirement.key in labels
+    op, values = requirement.operator, requirement.values
+    if op in (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN):
+        return present and labels[requirement.key] in values
+    if op in (Operator.NOT_EQUALS, Operator.NOT_IN):
+        return not present or labels[requirement.key] not in values
+    if op is Operator.EXISTS:
+        return present
+    if op is Operator.DOES_NOT_EXIST:
+        return not present
+    if not present or not labels[requirement.key].lstrip("+-").isdigit():
+        return False
+    have, want = int(labels[requirement.key]), int(values[0])
+    return have > want if op is Operator.GT else have < want
+
+
+TEXTS = st.sampled_from(["", "a", "b", "1", "10", "-3"])
+SETS = st.lists(TEXTS, min_size=1, max_size=3).map(lambda v: tuple(sorted(set(v))))
+KEYS = st.sampled_from(["k", "j"])
+REQUIREMENTS = st.builds(Requirement, KEYS, st.sampled_from(list(Operator)[:7]), SETS) | (
+    # gt / lt hold one integer (make_requirement refuses anything else)
+    st.builds(
+        Requirement,
+        KEYS,
+        st.sampled_from([Operator.GT, Operator.LT]),
+        st.integers(-5, 15).map(lambda n: (str(n),)),
+    )
+)
+
+
+@given(st.lists(REQUIREMENTS, max_size=3), st.dictionaries(st.sampled_from(["k", "j"]), TEXTS))
+def test_matching_agrees_with_the_plain_reading_of_upstream(requirements, labels):
+    selector = Selector(tuple(requirements))
+    want = all(_reference_matches(r, labels) for r in requirements)
+    assert selector.matches(labels) is want

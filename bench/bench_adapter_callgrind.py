@@ -1,0 +1,139 @@
+"""The adapter's instructions per request, counted by callgrind: a measure no other load moves.
+
+    .venv/bin/python bench/bench_adapter_callgrind.py [--requests 100] [--event-loop auto]
+
+The adapter of `bench_adapter.py` section 1 (and its floor: a trivial aiohttp TLS server
+answering as many bytes) runs under `valgrind --tool=callgrind` with collection off; one
+keep-alive client sends the wildcard request over 100 pods `--requests` times with collection
+on (one client: every request sends its own Prometheus query, so the count does not depend on
+how requests happened to coalesce). Prints instructions per request (user space only: the
+kernel's share, about 5% by /proc, is not counted) and the top functions by inclusive count
+(`callgrind_annotate`) to `--out`. Needs valgrind; takes a few minutes (50x slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing import resource_tracker
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_adapter import (  # noqa: E402
+    PODS,
+    WILDCARD,
+    Adapter,
+    _session,
+    _timed,
+)
+from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
+
+
+def _wrapper(tmp: Path) -> str:
+    """An executable that runs this Python under callgrind, collection off until asked."""
+    script = tmp / "python-under-callgrind"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"exec valgrind --tool=callgrind --instr-atstart=no --dump-instr=no "
+        f'--callgrind-out-file={tmp}/callgrind.%p {sys.executable} "$@"\n'
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+def _callgrind(pid: int, *args: str) -> None:
+    subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
+
+
+async def count(adapter: Adapter, n: int, out: Path, dumps_dir: Path) -> int:
+    """Instructions per request of `adapter` over n sequential requests."""
+    async with _session() as s:
+        url = adapter.url + WILDCARD + "?labelSelector=app%3Dweb"
+        for _ in range(10):
+            await _timed(s, url)  # warm-up (under valgrind: slow)
+        pid = adapter.proc.pid
+        _callgrind(pid, "--zero")
+        _callgrind(pid, "-i", "on")
+        for _ in range(n):
+            await _timed(s, url)
+        _callgrind(pid, "-i", "off")
+        _callgrind(pid, "--dump")
+    await asyncio.sleep(1)
+    dumps = sorted(dumps_dir.glob(f"callgrind.{pid}*"), key=os.path.getmtime)
+    annotate = ["callgrind_annotate", "--inclusive=yes", str(dumps[-1])]
+    report = (
+        await asyncio.to_thread(subprocess.run, annotate, capture_output=True, text=True)
+    ).stdout
+    out.write_text(report)
+    total = re.search(r"^\s*([\d,]+) \S*\s+PROGRAM TOTALS", report, re.M)
+    if total is None:
+        raise RuntimeError(f"no instruction total in {dumps[-1]}")
+    return int(total.group(1).replace(",", "")) // n
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"), default="auto")
+    parser.add_argument("--out", default="callgrind-adapter.txt", help="annotated report")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("skipped: valgrind (with callgrind_control) is not installed")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "prom").mkdir()
+        prom = PrometheusServer(Path(tmp) / "prom")
+        prom.start()
+        try:
+            now = time.time() - 5
+            await remote_write(
+                prom.url,
+                [
+                    (
+                        {"__name__": "bench_gauge", "namespace": "default", "pod": p},
+                        [(now - 15, i), (now, i + 0.5)],
+                    )
+                    for i, p in enumerate(PODS)
+                ],
+            )
+            resource_tracker.ensure_running()  # before the switch: the tracker runs plainly
+            mp.get_context("spawn").set_executable(_wrapper(Path(tmp)))
+            cert_dir = str(Path(tmp) / "certs")
+            out = Path(args.out).resolve()
+            results = []
+            for label, floor in (("adapter", 0), ("floor", 19_284)):
+                server = Adapter(
+                    prom.url,
+                    cache_ttl=0,
+                    cert_dir=cert_dir,
+                    event_loop=args.event_loop,
+                    floor_body=floor,
+                    start_timeout=600,
+                )
+                try:
+                    target = out if label == "adapter" else out.with_suffix(".floor.txt")
+                    results.append((label, await count(server, args.requests, target, Path(tmp))))
+                finally:
+                    server.stop()
+        finally:
+            prom.close()
+    print(
+        f"instructions per request (callgrind, 1 client, {args.requests} requests, "
+        f"event loop {args.event_loop}; report in {args.out})"
+    )
+    for label, per in results:
+        print(f"  {label:<8} {per / 1e6:8.3f} M")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

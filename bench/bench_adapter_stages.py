@@ -1,0 +1,174 @@
+"""Where the adapter's CPU per request goes, stage by stage. `python bench/bench_adapter_stages.py`
+
+The request of `bench_adapter.py` section 1 (a wildcard over 100 pods, cache off, a real
+Prometheus on 127.0.0.1) cut into its stages, each run `--rounds` times in this process and
+timed with `time.process_time()`: CPU time, so what else the machine runs barely moves it.
+
+- authn/authz: the delegated guard's `admit()` with warm caches, for the kube-aggregator's
+  front-proxy certificate and X-Remote-* headers (the usual path) and AlwaysAllow;
+- object names: the label selector over the 100 pods;
+- the Prometheus call, client side: request build, send, response read and JSON parse (the
+  real client against the real Prometheus), then the JSON parse and the samples alone;
+- result building: samples to values, then values to MetricValues for the request's pods;
+- rendering (documents) and encoding (JSON bytes);
+- and, from `bench_adapter.py`, the floor: a trivial aiohttp TLS server answering as many bytes.
+
+The end-to-end CPU per request comes from `bench_adapter.py --only-latency` (4 clients share
+about one Prometheus query per 4 requests there, as identical requests in flight coalesce).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+from adapter import eventloop  # noqa: E402
+from adapter.auth.options import AuthOptions, build_guard  # noqa: E402
+from adapter.prometheus import _parse_vector  # noqa: E402
+from adapter.server import documents  # noqa: E402
+from adapter.server.auth_seam import ALLOW_ALL  # noqa: E402
+from adapter.server.encoding import dumps  # noqa: E402
+from bench.bench_adapter import PODS, RULES  # noqa: E402
+from bench.bench_auth import InstantCluster, proxy_request  # noqa: E402
+from common.selectors import EVERYTHING, parse_selector  # noqa: E402
+from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
+from tests.adapter.fakes import FakeLister  # noqa: E402
+from tests.adapter.stack import make_stack  # noqa: E402
+
+Timer = Callable[[], Awaitable[Any]]
+
+
+BLOCKS = 5  # rounds are timed in blocks; the least loaded block counts (others' load only adds)
+
+
+async def cpu_ms(step: Timer, rounds: int) -> float:
+    """Milliseconds of this process's CPU per call of `step`, after a warm-up."""
+    for _ in range(min(50, rounds)):
+        await step()
+    per_block = max(1, rounds // BLOCKS)
+    best = float("inf")
+    for _ in range(BLOCKS):
+        started = time.process_time()
+        for _ in range(per_block):
+            await step()
+        best = min(best, (time.process_time() - started) / per_block * 1000)
+    return best
+
+
+def sync(fn: Callable[[], Any]) -> Timer:
+    async def step() -> Any:
+        return fn()
+
+    return step
+
+
+async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
+    objects = {("pods", "default"): {p: {"app": "web"} for p in PODS}}
+    lister = FakeLister(objects)
+    stack = await make_stack(prom_url, lister=lister, rules=RULES)
+    await stack.discover()
+    provider, client = stack.provider, stack.client
+    pods = provider.resolve_resource("pods")
+    assert pods is not None
+    selector = parse_selector("app=web")
+    names = await lister.names(pods, namespace="default", selector=selector)
+    query = provider._discovery.planner.custom_query(
+        pods, "bench_gauge", namespace="default", names=names, metric_selector=EVERYTHING
+    )
+    assert query is not None
+    body, _ = await client._send(f"{prom_url}/api/v1/query", [("query", query.promql)])
+    values = await provider.custom_metric_by_selector(
+        pods, "bench_gauge", namespace="default", selector=selector, metric_selector=EVERYTHING
+    )
+    document = documents.metric_value_list(values, "v1beta2")
+    rows: list[tuple[str, float]] = []
+
+    async def row(name: str, step: Timer, n: int = rounds) -> None:
+        rows.append((name, await cpu_ms(step, n)))
+
+    request = proxy_request()
+    await row("authn/authz: AlwaysAllow (the end-to-end run's)", lambda: ALLOW_ALL.admit(request))
+    guard = build_guard(AuthOptions(), kube=InstantCluster())  # type: ignore[arg-type]
+    await guard.start()  # type: ignore[attr-defined]
+    try:
+        await row(
+            "authn/authz: delegated, front-proxy cert, warm caches", lambda: guard.admit(request)
+        )
+    finally:
+        await guard.close()  # type: ignore[attr-defined]
+    await row(
+        "object names: labelSelector over 100 pods",
+        lambda: lister.names(pods, namespace="default", selector=selector),
+    )
+    await row(
+        "Prometheus call, client side (build, send, read, parse)",
+        lambda: client.query(query.promql),
+        max(50, rounds // 4),
+    )
+    await row("  of which JSON parse", sync(lambda: client._decode("query", 200, body)))
+    data = client._decode("query", 200, body)
+    await row("  of which samples from JSON", sync(lambda: list(_parse_vector(data))))
+    samples = list(_parse_vector(data))
+    fetch = provider._fetch_custom
+
+    class Ready:
+        async def query(self, promql: str) -> Any:
+            return samples
+
+    provider._backends = type("B", (), {"client": lambda self, name: Ready()})()
+    await row("result: samples -> points (per Prometheus answer)", lambda: fetch(query, "pod"))
+    await row(
+        "result: points -> 100 MetricValues (+ samples -> points)",
+        lambda: provider._custom(pods, "bench_gauge", "default", names, EVERYTHING),
+    )
+    await row(
+        "rendering: MetricValueList document",
+        sync(lambda: documents.metric_value_list(values, "v1beta2")),
+    )
+    await row("encoding: JSON bytes", sync(lambda: dumps(document)))
+    await stack.close()
+    return rows
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        prom = PrometheusServer(Path(tmp))
+        prom.start()
+        try:
+            now = time.time() - 5
+            await remote_write(
+                prom.url,
+                [
+                    (
+                        {"__name__": "bench_gauge", "namespace": "default", "pod": p},
+                        [(now - 15, i), (now, i + 0.5)],
+                    )
+                    for i, p in enumerate(PODS)
+                ],
+            )
+            rows = await measure(prom.url, args.rounds)
+        finally:
+            prom.close()
+    print(
+        f"CPU per call of each stage, ms (process time, {args.rounds} calls each, least "
+        f"loaded of {BLOCKS} blocks)"
+    )
+    for name, ms in rows:
+        print(f"  {name:<62} {ms:7.3f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2000, help="calls per stage")
+    parser.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"), default="auto")
+    options = parser.parse_args()
+    eventloop.run(main(options), loop=options.event_loop)  # the adapter's loop
