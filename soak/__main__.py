@@ -19,7 +19,7 @@ from autoscaler.decisionlog import read_log, replay_stream
 
 from . import checks
 from .bundle import Timing
-from .report import counts, plot, table, write_summary
+from .report import counts, plot, table, write_samples, write_summary
 from .run import Options, Record, soak
 from .schedule import make_schedule
 
@@ -126,6 +126,7 @@ def evaluate(record: Record, options: Options) -> bool:
         record.samples, warmup=PROCESS_WARMUP, judge_after=JUDGE_AFTER
     )
     found.append(resources)
+    write_samples(options.out / "resources.csv", record.samples)
     text = table(found, counts(record, passes=down.looked_at, rescales=bounds.looked_at), slopes)
     ok = all(c.breaches == 0 for c in found)
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .checks import Check
+from .checks import Check, Sample
 from .run import Record
 
 __all__ = ["plot", "table", "write_summary"]
@@ -93,3 +94,12 @@ def _picked(record: Record, shown: int) -> list[str]:
     for m in record.members:
         seen.setdefault((m.metric, m.min_replicas), m.name)
     return list(seen.values())[:shown]
+
+
+def write_samples(path: Path, samples: Iterable[Sample]) -> None:
+    """Every resource sample as CSV, so a slope can be looked at again after the run."""
+    lines = ["t,process,incarnation,rss_mb,fds,tasks"]
+    lines += [
+        f"{s.t:.1f},{s.process},{s.incarnation},{s.rss_mb:.2f},{s.fds},{s.tasks:g}" for s in samples
+    ]
+    path.write_text("\n".join(lines) + "\n")

@@ -142,21 +142,48 @@ def test_converged_compares_the_last_pass_in_the_window():
     assert checks.converged(passes + other, {"a": 4}, after=after, before=before).breaches == 0
 
 
-def samples(rss_per_hour, fds_step=0):
+def samples(rss_per_hour=0.0, fds=lambda t: 10, *, cache_mb=0.0):
+    """An hour of a process, one sample a minute: RSS growing by `rss_per_hour` (plus a cache
+    of `cache_mb` that fills over the first 20 minutes), fds from `fds(t)`."""
     return [
         checks.Sample(
-            t, "adapter-0", 0, 100 + rss_per_hour * t / 3600, 10 + (fds_step if t > 1800 else 0), 5
+            t,
+            "adapter-0",
+            0,
+            100 + rss_per_hour * t / 3600 + cache_mb * min(1.0, t / 1200),
+            int(fds(t)),
+            5,
         )
         for t in range(0, 3600, 60)
     ]
 
 
+def wobble(t):
+    return 30 + (t // 60) % 5  # 30..34: connections and passes in flight come and go
+
+
 @pytest.mark.parametrize(
     ("series", "breaches"),
-    [(samples(1.0), 0), (samples(20.0), 1), (samples(0.0, fds_step=3), 1)],
-    ids=["flat", "rss-grows", "fds-grow"],
+    [
+        (samples(1.0), 0),
+        (samples(20.0), 1),
+        (samples(cache_mb=12.0), 0),  # 36 MB/h over its first 20 minutes, then flat
+        (samples(cache_mb=12.0, rss_per_hour=8.0), 1),
+        (samples(fds=lambda t: 10 + (3 if t > 1800 else 0)), 1),
+        (samples(fds=wobble), 0),
+        (samples(fds=lambda t: wobble(t) + t // 300), 1),  # one more every 5 minutes
+    ],
+    ids=[
+        "flat",
+        "rss-grows",
+        "a-cache-fills-then-flat",
+        "a-cache-fills-and-a-leak",
+        "fds-step-up",
+        "fds-wobble",
+        "fds-leak-under-wobble",
+    ],
 )
 def test_resource_slopes(series, breaches):
     check, rows = checks.resource_slopes(series, warmup=60, judge_after=600)
-    assert check.breaches == breaches
+    assert check.breaches == breaches, check
     assert rows[0][0] == "adapter-0"
