@@ -15,7 +15,8 @@ from typing import Any, NoReturn
 from adapter.auth.options import AuthOptions, add_auth_arguments, parse_duration
 from adapter.eventloop import EVENT_LOOPS
 from adapter.partial import WARNINGS_POLICIES
-from adapter.prometheus import COMPRESSIONS, PrometheusOptions
+from adapter.prometheus import PrometheusOptions
+from adapter.prometheus_auth import COMPRESSIONS
 from adapter.server.tls import GO_CIPHERS, TLS13_SUITES, TLS_VERSIONS, TLSOptions
 
 PROG = "promscaler-adapter"

@@ -9,7 +9,8 @@ import pytest
 from aiohttp import web
 
 from adapter.backends import backend_options
-from adapter.prometheus import PrometheusClient, PrometheusOptions, accept_encoding
+from adapter.prometheus import PrometheusClient, PrometheusOptions
+from adapter.prometheus_auth import accept_encoding
 from adapter.rules import RuleError, load_rules
 
 VECTOR = {
