@@ -15,6 +15,7 @@ Metrics are read exactly where the upstream HPA controller reads them
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -25,7 +26,13 @@ from autoscaler.kube.discovery import Discovery
 from autoscaler.kube.events import EventRecorder
 from autoscaler.kube.failures import check_entry, failure, reason_of
 from autoscaler.kube.informer import Informer
-from common.selectors import SelectorError, parse_selector, selector_from_label_selector
+from autoscaler.kube.labelindex import LabelIndex
+from common.selectors import (
+    Selector,
+    SelectorError,
+    parse_selector,
+    selector_from_label_selector,
+)
 
 __all__ = ["AUTOSCALERS", "KubeCluster"]
 
@@ -53,10 +60,12 @@ class KubeCluster:
         self.discovery = Discovery(kube)
         self.events = EventRecorder(kube, component=component)
         self._pods: dict[str, Informer] = {}
+        self._pod_labels: dict[str, LabelIndex] = {}  # namespace -> its pods by label
 
     async def close(self) -> None:
         await asyncio.gather(*(i.stop() for i in self._pods.values()))
         self._pods.clear()
+        self._pod_labels.clear()
 
     async def get_scale(self, namespace: str, ref: Mapping[str, Any]) -> Scale:
         api_version, kind = str(ref.get("apiVersion") or "v1"), str(ref.get("kind", ""))
@@ -86,20 +95,21 @@ class KubeCluster:
 
     async def list_pods(self, namespace: str, selector: str) -> list[JSON]:
         try:
-            sel = parse_selector(selector)
+            sel = _pod_selector(selector)
         except SelectorError as e:
             raise ClusterError("InvalidSelector", str(e)) from e
         informer = self._pods.get(namespace)
         if informer is None:
-            informer = Informer(self._kube, f"/api/v1/namespaces/{_seg(namespace)}/pods")
+            index = self._pod_labels[namespace] = LabelIndex()
+            path = f"/api/v1/namespaces/{_seg(namespace)}/pods"
+            informer = Informer(self._kube, path, on_event=index.update)
             self._pods[namespace] = informer
             informer.start()
         try:
             await asyncio.wait_for(informer.synced.wait(), timeout=self._kube.timeout)
         except TimeoutError as e:
             raise ClusterError("PodsUnavailable", f"pods of {namespace} not listed yet") from e
-        pods = informer.objects.values()
-        return [p for p in pods if sel.matches(p.get("metadata", {}).get("labels") or {})]
+        return self._pod_labels[namespace].select(informer.objects, sel)
 
     async def fetch_metric(
         self, namespace: str, metric: Mapping[str, Any], *, pod_selector: str
@@ -167,6 +177,11 @@ class KubeCluster:
         self, obj: Mapping[str, Any], *, type_: str, reason: str, message: str
     ) -> None:
         await self.events.record(obj, type_=type_, reason=reason, message=message)
+
+
+@functools.lru_cache(maxsize=16_384)  # a target's selector, parsed once (one per target)
+def _pod_selector(text: str) -> Selector:
+    return parse_selector(text)
 
 
 def _metric_query(identifier: Mapping[str, Any], param: str) -> tuple[str, list[tuple[str, str]]]:
