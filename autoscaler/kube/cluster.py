@@ -26,7 +26,7 @@ from autoscaler.kube.discovery import Discovery
 from autoscaler.kube.events import EventRecorder
 from autoscaler.kube.failures import check_entry, failure, reason_of
 from autoscaler.kube.informer import Informer
-from autoscaler.kube.labelindex import LabelIndex
+from common.labelindex import LabelIndex
 from common.selectors import (
     Selector,
     SelectorError,
@@ -60,7 +60,7 @@ class KubeCluster:
         self.discovery = Discovery(kube)
         self.events = EventRecorder(kube, component=component)
         self._pods: dict[str, Informer] = {}
-        self._pod_labels: dict[str, LabelIndex] = {}  # namespace -> its pods by label
+        self._pod_labels: dict[str, LabelIndex[str]] = {}  # namespace -> its pods by label
 
     async def close(self) -> None:
         await asyncio.gather(*(i.stop() for i in self._pods.values()))
@@ -102,14 +102,17 @@ class KubeCluster:
         if informer is None:
             index = self._pod_labels[namespace] = LabelIndex()
             path = f"/api/v1/namespaces/{_seg(namespace)}/pods"
-            informer = Informer(self._kube, path, on_event=index.update)
+            informer = Informer(self._kube, path, on_event=lambda k, o: _index(index, k, o))
             self._pods[namespace] = informer
             informer.start()
         try:
             await asyncio.wait_for(informer.synced.wait(), timeout=self._kube.timeout)
         except TimeoutError as e:
             raise ClusterError("PodsUnavailable", f"pods of {namespace} not listed yet") from e
-        return self._pod_labels[namespace].select(informer.objects, sel)
+        pods = informer.objects
+        keys = self._pod_labels[namespace].candidates(sel)
+        found = pods.values() if keys is None else (pods[k] for k in sorted(keys) if k in pods)
+        return [p for p in found if sel.matches(p.get("metadata", {}).get("labels") or {})]
 
     async def fetch_metric(
         self, namespace: str, metric: Mapping[str, Any], *, pod_selector: str
@@ -177,6 +180,16 @@ class KubeCluster:
         self, obj: Mapping[str, Any], *, type_: str, reason: str, message: str
     ) -> None:
         await self.events.record(obj, type_=type_, reason=reason, message=message)
+
+
+def _index(index: LabelIndex[str], kind: str, pod: JSON) -> None:
+    """Keep the pods' label index in step with the pod informer (keyed as the informer is)."""
+    meta = pod.get("metadata") or {}
+    key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    if kind == "DELETED":
+        index.drop(key)
+    else:
+        index.put(key, meta.get("labels") or {})
 
 
 @functools.lru_cache(maxsize=16_384)  # a target's selector, parsed once (one per target)

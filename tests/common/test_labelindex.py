@@ -1,4 +1,4 @@
-"""The pods' label index finds exactly the pods a scan of the watch cache finds."""
+"""The label index: candidates plus the selector find exactly the objects a scan finds."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autoscaler.kube.labelindex import LabelIndex
-from common.selectors import parse_selector
+from common.labelindex import LabelIndex
+from common.selectors import Selector, parse_selector
 
 KEYS, VALUES = ("app", "tier", "zone"), ("a", "b", "c")
 SELECTORS = [
@@ -46,18 +46,19 @@ events_st = st.lists(
 @given(events=events_st)
 def test_index_agrees_with_a_scan(events: list[tuple[str, str, dict[str, str]]]) -> None:
     objects: dict[str, dict[str, Any]] = {}  # what the informer holds, fed the same events
-    index = LabelIndex()
+    index: LabelIndex[str] = LabelIndex()
     for kind, name, labels in events:
         obj = pod(name, labels)
         if kind == "DELETED":
-            objects.pop(f"ns/{name}", None)
+            objects.pop(name, None)
+            index.drop(name)
         else:
-            objects[f"ns/{name}"] = obj
-        index.update(kind, obj)
+            objects[name] = obj
+            index.put(name, labels)
     for text in SELECTORS:
         sel = parse_selector(text)
         scan = [o for o in objects.values() if sel.matches(o["metadata"]["labels"])]
-        assert sorted(map(_name, index.select(objects, sel))) == sorted(map(_name, scan)), text
+        assert sorted(map(_name, select(index, objects, sel))) == sorted(map(_name, scan)), text
 
 
 @pytest.mark.parametrize(
@@ -72,25 +73,39 @@ def test_index_agrees_with_a_scan(events: list[tuple[str, str, dict[str, str]]])
 )
 def test_select(selector: str, want: list[str]) -> None:
     objects = {
-        "ns/web-1": pod("web-1", {"app": "web", "tier": "front"}),
-        "ns/web-2": pod("web-2", {"app": "web"}),
-        "ns/db-1": pod("db-1", {"app": "db"}),
-        "ns/bare": {"metadata": {"namespace": "ns", "name": "bare"}},  # no labels at all
+        "web-1": pod("web-1", {"app": "web", "tier": "front"}),
+        "web-2": pod("web-2", {"app": "web"}),
+        "db-1": pod("db-1", {"app": "db"}),
+        "bare": {"metadata": {"namespace": "ns", "name": "bare"}},  # no labels at all
     }
-    index = LabelIndex()
-    for obj in objects.values():
-        index.update("ADDED", obj)
-    assert sorted(map(_name, index.select(objects, parse_selector(selector)))) == want
+    index: LabelIndex[str] = LabelIndex()
+    for name, obj in objects.items():
+        index.put(name, obj["metadata"].get("labels") or {})
+    assert sorted(map(_name, select(index, objects, parse_selector(selector)))) == want
 
 
-def test_relabelled_pod_leaves_its_old_bucket() -> None:
-    index = LabelIndex()
-    index.update("ADDED", pod("p", {"app": "old"}))
-    moved = pod("p", {"app": "new"})
-    index.update("MODIFIED", moved)
-    objects = {"ns/p": moved}
-    assert index.select(objects, parse_selector("app=old")) == []
-    assert index.select(objects, parse_selector("app=new")) == [moved]
+def test_relabelled_object_leaves_its_old_bucket() -> None:
+    index: LabelIndex[str] = LabelIndex()
+    index.put("p", {"app": "old"})
+    index.put("p", {"app": "new"})
+    assert index.candidates(parse_selector("app=old")) == set()
+    assert index.candidates(parse_selector("app=new")) == {"p"}
+    index.drop("p")
+    assert index.candidates(parse_selector("app=new")) == set()
+
+
+def test_scan_when_nothing_narrows() -> None:
+    index: LabelIndex[str] = LabelIndex()
+    index.put("p", {"app": "a"})
+    assert index.candidates(parse_selector("app!=b")) is None
+
+
+def select(
+    index: LabelIndex[str], objects: dict[str, dict[str, Any]], sel: Selector
+) -> list[dict[str, Any]]:
+    keys = index.candidates(sel)
+    found = objects.values() if keys is None else [objects[k] for k in keys]
+    return [o for o in found if sel.matches(o["metadata"].get("labels") or {})]
 
 
 def _name(obj: dict[str, Any]) -> str:
