@@ -26,6 +26,7 @@ from autoscaler.kube.discovery import Discovery
 from autoscaler.kube.events import EventRecorder
 from autoscaler.kube.failures import check_entry, failure, reason_of
 from autoscaler.kube.informer import Informer
+from autoscaler.kube.scalecache import ScaleCache
 from common.labelindex import LabelIndex
 from common.selectors import (
     Selector,
@@ -55,16 +56,25 @@ def _seg(text: str) -> str:
 class KubeCluster:
     """The production `Cluster`. `component` names the events' source."""
 
-    def __init__(self, kube: KubeClient, *, component: str = "promscaler-autoscaler") -> None:
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        component: str = "promscaler-autoscaler",
+        cache_scales: bool = True,
+    ) -> None:
         self._kube = kube
         self.discovery = Discovery(kube)
         self.events = EventRecorder(kube, component=component)
         self._pods: dict[str, Informer] = {}
+        self.scales = ScaleCache(kube)
+        self.cache_scales = cache_scales  # False: GET /scale on every pass, as upstream
         self._pod_labels: dict[str, LabelIndex[str]] = {}  # namespace -> its pods by label
 
     async def close(self) -> None:
         await asyncio.gather(*(i.stop() for i in self._pods.values()))
         self._pods.clear()
+        await self.scales.close()
         self._pod_labels.clear()
 
     async def get_scale(self, namespace: str, ref: Mapping[str, Any]) -> Scale:
@@ -77,21 +87,33 @@ class KubeCluster:
             raise ClusterError("UnknownKind", f"no resource of kind {kind!r} in {api_version!r}")
         if not found.has_scale:
             raise ClusterError("NoScale", f"{found.plural} ({kind}) has no /scale subresource")
-        name = _seg(str(ref.get("name", "")))
-        path = f"{found.api_path}/namespaces/{_seg(namespace)}/{found.plural}/{name}/scale"
-        try:
-            return Scale(path=path, raw=await self._kube.request("GET", path))
-        except KubeError as e:
-            raise ClusterError(
-                e.reason or "Error", f"get {kind}/{ref.get('name')} scale: {e}"
-            ) from e
+        collection = f"{found.api_path}/namespaces/{_seg(namespace)}/{found.plural}"
+        path = f"{collection}/{_seg(str(ref.get('name', '')))}/scale"
+
+        async def read() -> Scale:
+            try:
+                return Scale(path=path, raw=await self._kube.request("GET", path))
+            except KubeError as e:
+                raise ClusterError(
+                    e.reason or "Error", f"get {kind}/{ref.get('name')} scale: {e}"
+                ) from e
+
+        if not self.cache_scales:
+            return await read()
+        return await self.scales.get(collection, f"{namespace}/{ref.get('name', '')}", read)
 
     async def update_scale(self, scale: Scale, replicas: int) -> None:
         body = {**scale.raw, "spec": {**scale.raw.get("spec", {}), "replicas": replicas}}
         try:
-            await self._kube.request("PUT", scale.path, body=body)  # carries resourceVersion
+            # carries resourceVersion: a Scale read before a change gets a 409, never overwrites
+            written = await self._kube.request("PUT", scale.path, body=body)
         except KubeError as e:
             raise ClusterError(e.reason or "Error", f"update scale: {e}") from e
+        collection = scale.path.rsplit("/", 2)[0]  # .../{plural}/{name}/scale
+        meta = written.get("metadata") or {}
+        if self.cache_scales and meta.get("name") and meta.get("namespace"):
+            key = f"{meta['namespace']}/{meta['name']}"
+            self.scales.put(collection, key, Scale(path=scale.path, raw=written))
 
     async def list_pods(self, namespace: str, selector: str) -> list[JSON]:
         try:
