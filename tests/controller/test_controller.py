@@ -36,6 +36,11 @@ class FakeReconciler:
 
     def forget(self, key):
         self.forgotten = [*getattr(self, "forgotten", []), key]
+        self.memory_calls = [*getattr(self, "memory_calls", []), ("forget", key)]
+
+    async def flush(self, key):
+        self.flushed = [*getattr(self, "flushed", []), key]
+        self.memory_calls = [*getattr(self, "memory_calls", []), ("flush", key)]
 
     def count(self, name):
         return sum(1 for n, _ in self.passes if n == name)
