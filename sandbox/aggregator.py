@@ -20,14 +20,14 @@ import random
 import ssl
 import urllib.parse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from common.kubetime import format_time
 from sandbox import errors
+from sandbox.apiservices import is_available, set_condition
 from sandbox.auth import User
 from sandbox.operations import Api
 from sandbox.resources import Registry
@@ -99,13 +99,6 @@ def target_of(obj: Obj) -> Target | None:
         int(svc.get("port") or 443),
         base64.b64decode(bundle) if bundle else None,
         bool(spec.get("insecureSkipTLSVerify")),
-    )
-
-
-def is_available(obj: Obj) -> bool:
-    return any(
-        c.get("type") == "Available" and c.get("status") == "True"
-        for c in (obj.get("status") or {}).get("conditions") or []
     )
 
 
@@ -340,62 +333,3 @@ def _status_only(change: Change) -> bool:
     skip = ("status", "metadata")
     before = {k: v for k, v in change.old.items() if k not in skip}
     return before == {k: v for k, v in change.obj.items() if k not in skip}
-
-
-def set_condition(api: Api, rt: Any, obj: Obj, available: bool, reason: str, message: str) -> None:
-    value = "True" if available else "False"
-    old: dict[str, Any] = next(
-        (
-            c
-            for c in (obj.get("status") or {}).get("conditions") or []
-            if c.get("type") == "Available"
-        ),
-        {},
-    )
-    if old.get("status") == value and old.get("reason") == reason and old.get("message") == message:
-        return
-    since = (
-        old.get("lastTransitionTime") if old.get("status") == value else format_time(api.clock())
-    )
-    cond = {
-        "type": "Available",
-        "status": value,
-        "lastTransitionTime": since,
-        "reason": reason,
-        "message": message,
-    }
-    with contextlib.suppress(errors.ApiError):
-        api.update(
-            rt,
-            "",
-            obj["metadata"]["name"],
-            {**obj, "status": {"conditions": [cond]}},
-            subresource="status",
-        )
-
-
-def seed_local_apiservices(api: Api, registry: Registry) -> None:
-    """The APIServices a real cluster has for its built-in groups (Local, always Available)."""
-    rt = registry.lookup("apiregistration.k8s.io", "v1", "apiservices")
-    assert rt is not None
-    for group, versions in [("", ["v1"]), *registry.groups()]:
-        for version in versions:
-            name = f"{version}.{group}"
-            spec = {
-                "group": group,
-                "version": version,
-                "groupPriorityMinimum": 18000,
-                "versionPriority": 15,
-            }
-            obj = api.create(
-                rt,
-                "",
-                {
-                    "metadata": {
-                        "name": name,
-                        "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"},
-                    },
-                    "spec": spec,
-                },
-            )
-            set_condition(api, rt, obj, True, "Local", "Local APIServices are always available")
