@@ -307,18 +307,40 @@ class Window:
         if self._profiler is not None:
             self._profiler.start()
 
-    async def close(self, passes: int) -> None:
-        cpu, wall = CpuMark.take(self._pids), time.monotonic() - self._wall
-        calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
+    async def close(self) -> None:
+        """The window's end: CPU and request counts now (the processes may stop after)."""
+        self._end = CpuMark.take(self._pids), time.monotonic() - self._wall
+        self._end_calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
+        self._rss = {n: proc_rss_mib(pid) for n, pid in self._pids.items()}
+
+    async def report(self, passes: int) -> None:
+        cpu, wall = self._end
         print(f"CPU by process over {wall:.0f}s, {passes} passes:")
         print("\n".join(cpu_lines(cpu.since(self._cpu), wall=wall, passes=passes)))
-        rss = ", ".join(f"{n} {proc_rss_mib(pid):.0f}" for n, pid in self._pids.items())
-        print(f"RSS (MiB): {rss}")
+        print("RSS (MiB): " + ", ".join(f"{n} {mib:.0f}" for n, mib in self._rss.items()))
         print("API requests the sandbox served (verb, resource):")
-        print("\n".join(call_lines(self._calls, calls, passes=passes)))
+        print("\n".join(call_lines(self._calls, self._end_calls, passes=passes)))
         if self._profiler is not None:
             print("where the time goes (py-spy, own and inclusive samples):")
             print("\n".join(await asyncio.to_thread(self._profiler.finish)))
+
+
+async def shards_settled(st: Stack, replicas: int, shards: int) -> None:
+    """Until every shard Lease is held and each replica holds its fair share (handoffs over)."""
+    fair = -(-shards // replicas)
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
+    while True:
+        items = (await st.kube.request("GET", path)).get("items") or []
+        holders = [
+            (o.get("spec") or {}).get("holderIdentity") or ""
+            for o in items
+            if "-shard-" in o["metadata"]["name"]
+        ]
+        counts = {h: holders.count(h) for h in holders}
+        spread = len(counts) == replicas and max(counts.values(), default=0) <= fair
+        if len(holders) == shards and "" not in counts and spread:
+            return
+        await asyncio.sleep(1)
 
 
 def stack_pids(
@@ -346,14 +368,15 @@ async def run_replicas(
             procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))  # noqa: ASYNC220 - starts at once
     try:
         mine = {**pids, **{f"replica-{r}": p.pid for r, p in enumerate(procs)}}
-        # leases settle within a few retry periods; then one full round, spread over a period
-        await asyncio.sleep(args.sync_period * 1.5 + 10)
+        await shards_settled(st, args.replicas, args.shards)
+        await asyncio.sleep(args.sync_period * 1.5)  # the last holders' first rounds end
         seconds = args.periods * args.sync_period
         window = Window(st, mine, seconds=seconds, profile=args.profile)
         await window.open()
         start = time.time()
         await asyncio.sleep(seconds)
         end = time.time()
+        await window.close()
         rss = {r: proc_rss_mib(p.pid) for r, p in enumerate(procs)}
         records = []
         for r, proc in enumerate(procs):
@@ -361,7 +384,7 @@ async def run_replicas(
             await asyncio.to_thread(proc.wait, 60)
             doc = json.loads((tmp / f"replica-{r}.json").read_text())
             records.append([p for p in doc if start <= p[0] <= end])
-        await window.close(sum(len(r) for r in records))
+        await window.report(sum(len(r) for r in records))
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -509,8 +532,8 @@ async def main() -> None:
         "--replicas",
         type=int,
         default=1,
-        help="> 1: that many controller processes sharing --shards shard Leases (each one's "
-        "CPU and RSS printed); skips the wake trials, --controls and the decision log",
+        help="> 1: after the one-replica run, that many controller processes sharing --shards "
+        "shard Leases on the same objects (each one's CPU and RSS printed)",
     )
     p.add_argument("--shards", type=int, default=4, help="shard Leases, with --replicas > 1")
     p.add_argument(
@@ -543,9 +566,6 @@ async def main() -> None:
         print(f"created {args.autoscalers} {args.targets}s + Autoscalers in {took:.1f}s")
         await asyncio.sleep(2)  # the adapter discovers the series (relist 1s)
         pids = stack_pids(sandbox, adapter, prom)
-        if args.replicas > 1:
-            await run_replicas(st, args, pids, tmp)
-            return
 
         lags: list[float] = []
         durations: list[float] = []
@@ -587,7 +607,8 @@ async def main() -> None:
         remaining = seconds - (time.monotonic() - wall1)
         await asyncio.sleep(max(0.0, remaining))
         cpu2, wall2 = cpu_seconds(), time.monotonic()
-        await window.close(len(lags) - mark)
+        await window.close()
+        await window.report(len(lags) - mark)
         report(
             lags[mark:],
             durations[mark:],
@@ -601,6 +622,8 @@ async def main() -> None:
             await compare_controls(st, args.autoscalers, durations, args.periods * args.sync_period)
         stop.set()
         await asyncio.wait_for(task, 30)
+        if args.replicas > 1:  # the same objects, now under sharded replicas
+            await run_replicas(st, args, pids, tmp)
         if args.log_seconds:
             await decision_log_overhead(
                 settings, lags, seconds=args.log_seconds, n=args.autoscalers, tmp=tmp
