@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
-import os
 import resource
 import shutil
 import statistics
@@ -45,8 +43,10 @@ from bench.stackprofile import (
     Profiler,
     call_lines,
     cpu_lines,
+    load_passes,
     proc_rss_mib,
     request_counts,
+    this_process,
 )
 from sandbox.manifests import crd
 from sandbox.prometheus import PrometheusServer, remote_write
@@ -382,7 +382,7 @@ async def run_replicas(
         for r, proc in enumerate(procs):
             proc.terminate()
             await asyncio.to_thread(proc.wait, 60)
-            doc = json.loads((tmp / f"replica-{r}.json").read_text())
+            doc = load_passes(tmp / f"replica-{r}.json")
             records.append([p for p in doc if start <= p[0] <= end])
         await window.report(sum(len(r) for r in records))
     finally:
@@ -599,7 +599,7 @@ async def main() -> None:
         mark = len(lags)
         seconds = args.periods * args.sync_period
         window = Window(
-            st, {**pids, "controller": os.getpid()}, seconds=seconds, profile=args.profile
+            st, {**pids, "controller": this_process()}, seconds=seconds, profile=args.profile
         )
         await window.open()
         cpu1, wall1 = cpu_seconds(), time.monotonic()
@@ -620,10 +620,12 @@ async def main() -> None:
         )
         if args.controls:
             await compare_controls(st, args.autoscalers, durations, args.periods * args.sync_period)
+        if args.replicas > 1:  # the one replica stops; the same objects under sharded replicas
+            stop.set()
+            await asyncio.wait_for(task, 30)
+            await run_replicas(st, args, pids, tmp)
         stop.set()
         await asyncio.wait_for(task, 30)
-        if args.replicas > 1:  # the same objects, now under sharded replicas
-            await run_replicas(st, args, pids, tmp)
         if args.log_seconds:
             await decision_log_overhead(
                 settings, lags, seconds=args.log_seconds, n=args.autoscalers, tmp=tmp

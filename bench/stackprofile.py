@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -34,6 +35,15 @@ def proc_cpu(pid: int) -> float:
         return float("nan")
     fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14, 15 of stat)
+
+
+def this_process() -> int:
+    return os.getpid()
+
+
+def load_passes(path: Path) -> list[list[float]]:
+    """A replica's passes (bench/controller_replica.py): [wall start, lag, duration] each."""
+    return list(json.loads(path.read_text()))
 
 
 def proc_rss_mib(pid: int) -> float:
