@@ -121,9 +121,12 @@ async def create_target(st: Stack, name: str, kind: str) -> None:
     )
 
 
-async def create_objects(st: Stack, n: int, kind: str, *, pods_every: int = 0) -> None:
+async def create_objects(
+    st: Stack, n: int, kind: str, *, pods_every: int = 0
+) -> list[dict[str, str]]:
     """n targets and n Autoscalers; with `pods_every` k, every k-th Autoscaler (a worker
-    target) reads a Pods metric of one pod of its own instead of an External one."""
+    target) reads a Pods metric of one pod of its own instead of an External one. Returns the
+    series written (`keep_fresh` writes them again)."""
     await st.kube.request(
         "POST",
         "/api/v1/namespaces",
@@ -159,6 +162,21 @@ async def create_objects(st: Stack, n: int, kind: str, *, pods_every: int = 0) -
         "metrics": [pods_metric() if i in podded else external_metric(f"q{i}")],
     }
     await in_batches(st.autoscaler(f"a{i}", spec(i)) for i in range(n))
+    return [labels for labels, _ in series]
+
+
+async def keep_fresh(st: Stack, series: list[dict[str, str]], every: float = 60.0) -> None:
+    """Write every series again each `every` seconds, as a scrape would: a sample older than
+    Prometheus' 5-minute lookback reads as no data, and at 10,000 Autoscalers the set-up alone
+    takes minutes (every metric would then fail, and each failure be an event and a status
+    write)."""
+    while True:
+        await asyncio.sleep(every)
+        now = time.time()
+        for i in range(0, len(series), 1000):
+            await remote_write(
+                st.prometheus_url, [(s, [(now, 10.0)]) for s in series[i : i + 1000]]
+            )
 
 
 def pods_metric() -> dict[str, Any]:
@@ -561,7 +579,10 @@ async def main() -> None:
         st = Stack(kubeconfig, kube, prom, prom.url, namespace=NS, tmp=tmp)
         await st.apply_crd()
         t0 = time.monotonic()
-        await create_objects(st, args.autoscalers, args.targets, pods_every=args.pods_every)
+        series = await create_objects(
+            st, args.autoscalers, args.targets, pods_every=args.pods_every
+        )
+        fresh = asyncio.create_task(keep_fresh(st, series))
         took = time.monotonic() - t0
         print(f"created {args.autoscalers} {args.targets}s + Autoscalers in {took:.1f}s")
         await asyncio.sleep(2)  # the adapter discovers the series (relist 1s)
@@ -631,6 +652,7 @@ async def main() -> None:
                 settings, lags, seconds=args.log_seconds, n=args.autoscalers, tmp=tmp
             )
         Controller._pass = original_pass  # type: ignore[method-assign]
+        fresh.cancel()
     finally:
         if kube is not None:
             await kube.close()
