@@ -2,8 +2,8 @@
 
 Every Pods-metric pass of the controller, and every Pods-metric request to the adapter, asks for
 the pods of one selector. A scan of the namespace's pods is O(pods) per request, so O(N^2) per
-sync period over N autoscalers with a pod or two each (5,000 pods: a quarter of the controller's
-CPU and a fifth of the adapter's at 1,000 Autoscalers in `bench/bench_controller.py`). With the
+sync period over N autoscalers with a pod or two each (15% of the controller's CPU and a fifth
+of the adapter's at 1,000 Autoscalers and 500 pods in `bench/bench_controller.py`). With the
 index a selector that has an equality or `in` requirement (every Deployment's, every `app=x`)
 looks only at the objects carrying one of those labels; the caller still matches the full
 selector on them, so the answer holds exactly the objects a scan finds. A selector without such
