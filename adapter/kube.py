@@ -37,6 +37,7 @@ from adapter.rules.resources import (
     StaticResolver,
 )
 from adapter.server.auth_seam import UserInfo
+from common.labelindex import LabelIndex
 from common.selectors import Selector
 
 log = logging.getLogger(__name__)
@@ -226,6 +227,7 @@ class _ObjectCache:
         self.info = info
         self._kube = kube
         self._objects: dict[str, dict[str, dict[str, str]]] = {}
+        self._index: dict[str, LabelIndex[str]] = {}  # namespace -> its names by label
         self.synced = asyncio.Event()
         self.task = asyncio.create_task(self._run(), name=f"watch-{info.group_resource}")
 
@@ -241,17 +243,21 @@ class _ObjectCache:
         ):
             if kind == "SYNC":
                 fresh: dict[str, dict[str, dict[str, str]]] = {}
+                index: dict[str, LabelIndex[str]] = {}
                 for item in obj["items"]:
                     namespace, name, labels = _labels(item)
                     fresh.setdefault(namespace, {})[name] = labels
-                self._objects = fresh
+                    index.setdefault(namespace, LabelIndex()).put(name, labels)
+                self._objects, self._index = fresh, index
                 self.synced.set()
                 continue
             namespace, name, labels = _labels(obj)
             if kind == "DELETED":
                 self._objects.get(namespace, {}).pop(name, None)
+                self._index.get(namespace, LabelIndex()).drop(name)
             else:
                 self._objects.setdefault(namespace, {})[name] = labels
+                self._index.setdefault(namespace, LabelIndex()).put(name, labels)
 
     def names(self, namespace: str | None, selector: Selector) -> list[str]:
         return sorted(name for _, name, _ in self.objects(namespace, selector))
@@ -264,9 +270,18 @@ class _ObjectCache:
         return [
             (space, name, labels)
             for space in spaces
-            for name, labels in sorted(self._objects.get(space, {}).items())
+            for name, labels in self._candidates(space, selector)
             if selector.matches(labels)
         ]
+
+    def _candidates(self, space: str, selector: Selector) -> list[tuple[str, dict[str, str]]]:
+        """(name, labels), by name, that may match: from the label index, else all of them."""
+        objects = self._objects.get(space, {})
+        index = self._index.get(space)
+        keys = index.candidates(selector) if index is not None else None
+        if keys is None:
+            return sorted(objects.items())
+        return [(name, objects[name]) for name in sorted(keys) if name in objects]
 
     def size(self) -> int:
         return sum(len(objects) for objects in self._objects.values())

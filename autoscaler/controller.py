@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -191,37 +192,61 @@ class Controller:
                 for i in range(self.config.workers)
             ]
 
-    async def lose_shards(self, shards: frozenset[int]) -> None:
+    async def lose_shards(self, shards: frozenset[int], *, flush: bool = False) -> None:
         """Stop writing for `shards`: no new pass starts, the running ones are cancelled and
-        waited for (bounded by the pass deadline). Returns once nothing of theirs is written."""
+        waited for (bounded by the pass deadline). With `flush` (a handoff while the Leases are
+        still ours), the statuses whose writes were skipped are written first, so the next
+        holder starts from exactly what this one knew (statuswrite.py). Returns once nothing
+        of theirs is written any more."""
         gone = shards & self.owned
         if not gone:
             return
+        keys = [k for k in self._store.objects if self.shard(k) in gone]
         if gone == self.owned:  # all of them: end the term (its workers stop)
-            workers = self._lose_all()
+            workers = self._lose_all(drop=False)
             if workers:
                 await asyncio.wait(workers, timeout=self.config.pass_timeout + 1)
-            return
-        self.owned -= gone
-        self._show_shards(direction="out", moved=gone)
-        running = []
-        for key in [k for k in self._store.objects if self.shard(k) in gone]:
+        else:
+            self.owned -= gone
+            self._show_shards(direction="out", moved=gone)
+            running = []
+            for key in keys:
+                self.queue.forget(key)
+                task = self._inflight.get(key)
+                if task is not None:
+                    task.cancel()
+                    running.append(task)
+            if running:
+                await asyncio.wait(running, timeout=self.config.pass_timeout + 1)
+        if flush:
+            await self._flush(keys)
+        for key in keys:
             self._drop_key(key)
-            task = self._inflight.get(key)
-            if task is not None:
-                task.cancel()
-                running.append(task)
-        if running:
-            await asyncio.wait(running, timeout=self.config.pass_timeout + 1)
 
-    def _lose_all(self) -> list[asyncio.Task[None]]:
+    async def _flush(self, keys: list[str]) -> None:
+        """Write the skipped statuses of `keys`, `workers` at a time, within one pass deadline
+        (a slow API server must not hold the handoff past the lease)."""
+        limit = asyncio.Semaphore(self.config.workers)
+
+        async def one(key: str) -> None:
+            async with limit:
+                await self._reconciler.flush(key)
+
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.pass_timeout):
+                await asyncio.gather(*(one(k) for k in keys))
+
+    def _lose_all(self, *, drop: bool = True) -> list[asyncio.Task[None]]:
         gone, self.owned = self.owned, frozenset()
         self.leading = False
         self.metrics.leader.set(0)
         self._show_shards(direction="out", moved=gone)
         workers = self._end_term()
         for key in list(self._store.objects):  # a follower repairs nothing
-            self._drop_key(key)
+            if drop:
+                self._drop_key(key)
+            else:
+                self.queue.forget(key)
         return workers
 
     def _drop_key(self, key: str) -> None:

@@ -6,6 +6,10 @@
 - Urgent keys (a spec change, a target asleep at zero) go first among those due: when the
   routine round runs late under overload, waking a target does not wait behind the backlog.
 - `get` returns the key and when it was due, for lag measurement.
+- Idle workers wait in line and are woken one at a time: by `add` when something is due, else
+  by one timer set for the earliest due time. (Waking every idle worker on every add, and all
+  of them when a key fell due, cost some 13% of the controller's CPU with 32 workers at a few
+  hundred passes a second, in wake-ups that found nothing to do.)
 
 Time is a monotonic clock passed in (seconds), so tests can drive it.
 """
@@ -16,7 +20,9 @@ import asyncio
 import contextlib
 import heapq
 import itertools
+import math
 import time
+from collections import deque
 from collections.abc import Callable
 
 __all__ = ["WorkQueue"]
@@ -32,7 +38,9 @@ class WorkQueue:
         self._active: set[str] = set()
         self._again: dict[str, tuple[float, bool]] = {}  # added while active
         self._seq = itertools.count()
-        self._wake = asyncio.Event()
+        self._waiters: deque[asyncio.Future[None]] = deque()  # idle workers, first in line first
+        self._timer: asyncio.TimerHandle | None = None  # wakes one waiter at `_timer_at`
+        self._timer_at = math.inf
 
     def __len__(self) -> int:
         return len(self._due)
@@ -52,7 +60,7 @@ class WorkQueue:
             at = old[0]  # becomes urgent, keeps its earlier due time
         self._due[key] = (at, urgent)
         heapq.heappush(self._lanes[0 if urgent else 1], (at, next(self._seq), key))
-        self._wake.set()
+        self._kick()
 
     def forget(self, key: str) -> None:
         """Drop `key` (its object was deleted); stale heap entries are skipped later."""
@@ -71,18 +79,56 @@ class WorkQueue:
     async def get(self) -> tuple[str, float]:
         """The next due key (urgent first) and when it was due; the caller calls `done(key)`."""
         while True:
-            now = self._clock()
-            heads = [self._head(0), self._head(1)]
-            for lane, head in enumerate(heads):
-                if head is not None and head[0] <= now:
-                    heapq.heappop(self._lanes[lane])
-                    del self._due[head[2]]
-                    self._active.add(head[2])
-                    return head[2], head[0]
-            waits = [h[0] - now for h in heads if h is not None]
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=min(waits) if waits else None)
+            taken = self._take()
+            if taken is not None:
+                self._kick()  # more may be due: the next waiter in line takes it
+                return taken
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            self._kick()
+            try:
+                await waiter
+            finally:
+                with contextlib.suppress(ValueError):  # woken (already out of line)
+                    self._waiters.remove(waiter)
+
+    def _take(self) -> tuple[str, float] | None:
+        now = self._clock()
+        for lane in (0, 1):
+            head = self._head(lane)
+            if head is not None and head[0] <= now:
+                heapq.heappop(self._lanes[lane])
+                del self._due[head[2]]
+                self._active.add(head[2])
+                return head[2], head[0]
+        return None
+
+    def _kick(self) -> None:
+        """Wake one waiter if a key is due; else see that the timer rings when one falls due."""
+        if not self._waiters:
+            return
+        heads = [h[0] for h in (self._head(0), self._head(1)) if h is not None]
+        if not heads:
+            return
+        at, now = min(heads), self._clock()
+        if at <= now:
+            self._wake_one()
+        elif at < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = at
+            self._timer = asyncio.get_running_loop().call_later(at - now, self._ring)
+
+    def _ring(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        self._wake_one()  # it takes the key, or (woken early, or beaten to it) waits again
+
+    def _wake_one(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
 
     def done(self, key: str, *, delay: float | None = None, urgent: bool = False) -> None:
         """Release `key`; queue it again after `delay` seconds (None: only if re-added)."""

@@ -112,8 +112,12 @@ class Reconciler:
         return await self._act(obj, status, scale, metrics, result, now=now, write=write)
 
     def forget(self, key: str) -> None:
-        """The Autoscaler `namespace/name` was deleted."""
+        """The Autoscaler `namespace/name` was deleted (or its shard left this replica)."""
         self._status.forget(key)
+
+    async def flush(self, key: str) -> None:
+        """Write the status a pass computed but skipped writing (a shard handoff)."""
+        await self._status.flush(key)
 
     def _conflict(self, obj: JSON) -> str:
         """Why another scaler holds this one's target, or "" when this one may act."""

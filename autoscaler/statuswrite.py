@@ -42,6 +42,21 @@ class StatusWriter:
     def forget(self, key: str) -> None:
         self._unwritten.pop(key, None)
 
+    async def flush(self, key: str) -> None:
+        """Write the status whose write was skipped for `key` (namespace/name), if any: the
+        history a handoff's next holder must start from."""
+        held = self._unwritten.pop(key, None)
+        if held is None:
+            return
+        persisted, new = held
+        namespace, _, name = key.partition("/")
+        patch: JSON = {k: None for k in persisted if k not in new}
+        patch.update(new)
+        try:
+            await self._cluster.patch_status(namespace, name, patch)
+        except ClusterError as e:
+            log.warning("status of %s not flushed: %s", key, e, extra={"autoscaler": key})
+
     async def write(self, obj: JSON, old: JSON, status: JSON, history: Any) -> None:
         """Write `status` unless it equals the persisted one (as `_unchanged` judges); `old` is
         the status the pass started from."""

@@ -42,6 +42,16 @@ from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeClient, connect
+from bench.stackprofile import (
+    CpuMark,
+    Profiler,
+    call_lines,
+    cpu_lines,
+    load_passes,
+    proc_rss_mib,
+    request_counts,
+    this_process,
+)
 from sandbox.manifests import crd
 from sandbox.prometheus import PrometheusServer, remote_write
 from tests.controller.stack import (
@@ -115,14 +125,25 @@ async def create_target(st: Stack, name: str, kind: str) -> None:
     )
 
 
-async def create_objects(st: Stack, n: int, kind: str) -> None:
+async def create_objects(
+    st: Stack, n: int, kind: str, *, pods_every: int = 0
+) -> list[dict[str, str]]:
+    """n targets and n Autoscalers; with `pods_every` k, every k-th Autoscaler (a worker
+    target) reads a Pods metric of one pod of its own instead of an External one. Returns the
+    series written (`keep_fresh` writes them again)."""
     await st.kube.request(
         "POST",
         "/api/v1/namespaces",
         body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
     )
+    podded = {i for i in range(n) if pods_every and kind == "worker" and i % pods_every == 1}
     now = time.time() - 1
-    series = [({"__name__": "e2e_queue_depth", "queue": f"q{i}"}, [(now, 10.0)]) for i in range(n)]
+    series = [
+        ({"__name__": "e2e_requests_per_pod", "namespace": NS, "pod": f"p{i}"}, [(now, 10.0)])
+        if i in podded
+        else ({"__name__": "e2e_queue_depth", "queue": f"q{i}"}, [(now, 10.0)])
+        for i in range(n)
+    ]
     for i in range(0, n, 1000):
         await remote_write(st.prometheus_url, series[i : i + 1000])
     if kind == "worker":
@@ -131,6 +152,7 @@ async def create_objects(st: Stack, n: int, kind: str) -> None:
         )
         await asyncio.sleep(1)
     await in_batches(create_target(st, f"w{i}", kind) for i in range(n))
+    await in_batches(create_pod(st, f"p{i}", app=f"w{i}") for i in sorted(podded))
     ref = (
         target_ref
         if kind == "deployment"
@@ -140,9 +162,42 @@ async def create_objects(st: Stack, n: int, kind: str) -> None:
         "scaleTargetRef": ref(f"w{i}"),
         "minReplicas": 1,
         "maxReplicas": 10,
-        "metrics": [external_metric(f"q{i}")],  # 10 per pod against 10: steady at 1
+        # 10 per pod against 10: steady at 1
+        "metrics": [pods_metric() if i in podded else external_metric(f"q{i}")],
     }
     await in_batches(st.autoscaler(f"a{i}", spec(i)) for i in range(n))
+    return [labels for labels, _ in series]
+
+
+async def keep_fresh(st: Stack, series: list[dict[str, str]], every: float = 60.0) -> None:
+    """Write every series again each `every` seconds, as a scrape would: a sample older than
+    Prometheus' 5-minute lookback reads as no data, and at 10,000 Autoscalers the set-up alone
+    takes minutes (every metric would then fail, and each failure be an event and a status
+    write)."""
+    while True:
+        await asyncio.sleep(every)
+        now = time.time()
+        for i in range(0, len(series), 1000):
+            await remote_write(
+                st.prometheus_url, [(s, [(now, 10.0)]) for s in series[i : i + 1000]]
+            )
+
+
+def pods_metric() -> dict[str, Any]:
+    """10 requests per pod (e2e_requests_per_pod, the stack's Pods rule) on average."""
+    target = {"type": "AverageValue", "averageValue": "10"}
+    return {"type": "Pods", "pods": {"metric": {"name": "e2e_requests_per_pod"}, "target": target}}
+
+
+async def create_pod(st: Stack, name: str, *, app: str) -> None:
+    """A bare pod (the sandbox's kubelet makes it Running and Ready) a Worker's selector finds."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": {"app": app}},
+        "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.9"}]},
+    }
+    await st.kube.request("POST", f"/api/v1/namespaces/{NS}/pods", body=body)
 
 
 async def wake_trials(st: Stack, trials: int) -> list[float]:
@@ -256,6 +311,116 @@ async def compare_controls(st: Stack, n: int, durations: list[float], seconds: f
     )
 
 
+class Window:
+    """What every process of the stack spent between `open()` and `close()`: CPU seconds from
+    /proc, the sandbox's requests by verb and resource, and (with `profile`) py-spy samples."""
+
+    def __init__(
+        self, st: Stack, pids: dict[str, int], *, seconds: float, profile: Path | None
+    ) -> None:
+        self._st = st
+        self._pids = pids
+        self._profiler = Profiler(profile, pids, seconds=seconds) if profile else None
+
+    async def open(self) -> None:
+        self._calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
+        self._cpu = CpuMark.take(self._pids)
+        self._wall = time.monotonic()
+        if self._profiler is not None:
+            self._profiler.start()
+
+    async def close(self) -> None:
+        """The window's end: CPU and request counts now (the processes may stop after)."""
+        self._end = CpuMark.take(self._pids), time.monotonic() - self._wall
+        self._end_calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
+        self._rss = {n: proc_rss_mib(pid) for n, pid in self._pids.items()}
+
+    async def report(self, passes: int) -> None:
+        cpu, wall = self._end
+        print(f"CPU by process over {wall:.0f}s, {passes} passes:")
+        print("\n".join(cpu_lines(cpu.since(self._cpu), wall=wall, passes=passes)))
+        print("RSS (MiB): " + ", ".join(f"{n} {mib:.0f}" for n, mib in self._rss.items()))
+        print("API requests the sandbox served (verb, resource):")
+        print("\n".join(call_lines(self._calls, self._end_calls, passes=passes)))
+        if self._profiler is not None:
+            print("where the time goes (py-spy, own and inclusive samples):")
+            print("\n".join(await asyncio.to_thread(self._profiler.finish)))
+
+
+async def shards_settled(st: Stack, replicas: int, shards: int) -> None:
+    """Until every shard Lease is held and each replica holds its fair share (handoffs over)."""
+    fair = -(-shards // replicas)
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
+    while True:
+        items = (await st.kube.request("GET", path)).get("items") or []
+        holders = [
+            (o.get("spec") or {}).get("holderIdentity") or ""
+            for o in items
+            if "-shard-" in o["metadata"]["name"]
+        ]
+        counts = {h: holders.count(h) for h in holders}
+        spread = len(counts) == replicas and max(counts.values(), default=0) <= fair
+        if len(holders) == shards and "" not in counts and spread:
+            return
+        await asyncio.sleep(1)
+
+
+def stack_pids(
+    sandbox: subprocess.Popen[bytes], adapter: subprocess.Popen[bytes], prom: PrometheusServer
+) -> dict[str, int]:
+    pids = {"sandbox": sandbox.pid, "adapter": adapter.pid}
+    if prom.pid is not None:
+        pids["prometheus"] = prom.pid
+    return pids
+
+
+async def run_replicas(
+    st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path
+) -> None:
+    """`--replicas` controller processes sharing `--shards` shard Leases: each replica's CPU
+    and RSS from /proc, the reconcile lag over all of them."""
+    here = Path(__file__).resolve().parent
+    procs = []
+    for r in range(args.replicas):
+        argv = [sys.executable, str(here / "controller_replica.py"), "--kubeconfig"]
+        argv += [str(st.kubeconfig), "--namespace", NS, "--shards", str(args.shards)]
+        argv += ["--identity", f"bench-{r}", "--out", str(tmp / f"replica-{r}.json")]
+        argv += ["--sync-period", str(args.sync_period), "--workers", str(args.workers)]
+        with (tmp / f"replica-{r}.log").open("wb") as log:
+            procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))  # noqa: ASYNC220 - starts at once
+    try:
+        mine = {**pids, **{f"replica-{r}": p.pid for r, p in enumerate(procs)}}
+        await shards_settled(st, args.replicas, args.shards)
+        await asyncio.sleep(args.sync_period * 1.5)  # the last holders' first rounds end
+        seconds = args.periods * args.sync_period
+        window = Window(st, mine, seconds=seconds, profile=args.profile)
+        await window.open()
+        start = time.time()
+        await asyncio.sleep(seconds)
+        end = time.time()
+        await window.close()
+        rss = {r: proc_rss_mib(p.pid) for r, p in enumerate(procs)}
+        records = []
+        for r, proc in enumerate(procs):
+            proc.terminate()
+            await asyncio.to_thread(proc.wait, 60)
+            doc = load_passes(tmp / f"replica-{r}.json")
+            records.append([p for p in doc if start <= p[0] <= end])
+        await window.report(sum(len(r) for r in records))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    lags = [p[1] for rec in records for p in rec]
+    durations = [p[2] for rec in records for p in rec]
+    print(f"{args.replicas} replicas, {args.shards} shards, over {end - start:.0f}s")
+    print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
+    print(f"  pass duration   p50 {ms(durations, 0.5)}   p99 {ms(durations, 0.99)}")
+    for r, rec in enumerate(records):
+        print(f"  replica-{r}: {len(rec)} passes, RSS {rss[r]:.0f} MiB")
+
+
 def ms(values: list[float], q: float) -> str:
     return f"{percentile(values, q) * 1000:.0f} ms"
 
@@ -276,6 +441,8 @@ def report(
     print(f"  controller CPU  {100 * cpu:.0f}% of one core (first round: {100 * first_cpu:.0f}%)")
     print(f"  controller RSS  {rss_mib():.0f} MiB")
     shown = ", ".join(f"{w:.2f}" for w in wake)
+    if not wake:
+        return
     print(
         f"scale from zero: metric rise -> first replica over {len(wake)} trials: "
         f"median {statistics.median(wake):.2f}s, max {max(wake):.2f}s ({shown})"
@@ -470,6 +637,27 @@ async def main() -> None:
         help="worker: a pod-less custom resource with /scale (the sandbox cannot run 5,000 "
         "Deployments' pods in reasonable time); deployment: real Deployments",
     )
+    p.add_argument(
+        "--pods-every",
+        type=int,
+        default=2,
+        help="every k-th Autoscaler reads a Pods metric of a pod of its own (worker targets); "
+        "the others an External metric (0: External only)",
+    )
+    p.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="> 1: after the one-replica run, that many controller processes sharing --shards "
+        "shard Leases on the same objects (each one's CPU and RSS printed)",
+    )
+    p.add_argument("--shards", type=int, default=4, help="shard Leases, with --replicas > 1")
+    p.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="a directory: py-spy profiles of every process over the measured window, summarized",
+    )
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-controller-"))
     (tmp / "prometheus").mkdir()
@@ -489,10 +677,14 @@ async def main() -> None:
         st = Stack(kubeconfig, kube, prom, prom.url, namespace=NS, tmp=tmp)
         await st.apply_crd()
         t0 = time.monotonic()
-        await create_objects(st, args.autoscalers, args.targets)
+        series = await create_objects(
+            st, args.autoscalers, args.targets, pods_every=args.pods_every
+        )
+        fresh = asyncio.create_task(keep_fresh(st, series))
         took = time.monotonic() - t0
         print(f"created {args.autoscalers} {args.targets}s + Autoscalers in {took:.1f}s")
         await asyncio.sleep(2)  # the adapter discovers the series (relist 1s)
+        pids = stack_pids(sandbox, adapter, prom)
 
         lags: list[float] = []
         durations: list[float] = []
@@ -524,11 +716,18 @@ async def main() -> None:
         spread = f"{args.autoscalers} passes, spread over one sync period"
         print(f"first round ({spread}): {first_round_done:.1f}s")
         mark = len(lags)
+        seconds = args.periods * args.sync_period
+        window = Window(
+            st, {**pids, "controller": this_process()}, seconds=seconds, profile=args.profile
+        )
+        await window.open()
         cpu1, wall1 = cpu_seconds(), time.monotonic()
         wake = await wake_trials(st, args.wake_trials)
-        remaining = args.periods * args.sync_period - (time.monotonic() - wall1)
+        remaining = seconds - (time.monotonic() - wall1)
         await asyncio.sleep(max(0.0, remaining))
         cpu2, wall2 = cpu_seconds(), time.monotonic()
+        await window.close()
+        await window.report(len(lags) - mark)
         report(
             lags[mark:],
             durations[mark:],
@@ -540,6 +739,10 @@ async def main() -> None:
         )
         if args.controls:
             await compare_controls(st, args.autoscalers, durations, args.periods * args.sync_period)
+        if args.replicas > 1:  # the one replica stops; the same objects under sharded replicas
+            stop.set()
+            await asyncio.wait_for(task, 30)
+            await run_replicas(st, args, pids, tmp)
         stop.set()
         await asyncio.wait_for(task, 30)
         if args.log_rounds:
@@ -553,6 +756,7 @@ async def main() -> None:
                 tmp=tmp,
             )
         Controller._pass = original_pass  # type: ignore[method-assign]
+        fresh.cancel()
     finally:
         if kube is not None:
             await kube.close()

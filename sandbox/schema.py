@@ -8,6 +8,8 @@ import functools
 import re
 from typing import Any
 
+from sandbox.celrules import cel_causes
+
 Cause = tuple[str, str, str]  # (reason, field, message) as in metav1.StatusCause
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -151,46 +153,6 @@ def _bounds(schema: dict[str, Any], value: Any, path: str) -> list[Cause]:
 @functools.cache
 def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
-
-
-def cel_causes(schema: dict[str, Any], value: Any, path: str) -> list[Cause]:
-    """The `x-kubernetes-validations` rules of this node that `value` breaks.
-
-    Evaluated with cel-python when it is installed (the dev extra); without it, rules are not
-    checked and a real API server stays the judge. Transition rules (`oldSelf`) are skipped:
-    the sandbox validates every write as a create.
-    """
-    rules = [r for r in schema.get("x-kubernetes-validations") or [] if "oldSelf" not in r["rule"]]
-    if not rules or (celpy := _celpy()) is None:
-        return []
-    causes: list[Cause] = []
-    activation = {"self": celpy.json_to_cel(value)}
-    for rule in rules:
-        message = rule.get("message") or f"failed rule: {rule['rule']}"
-        try:
-            ok = _cel_program(rule["rule"]).evaluate(activation)
-        except Exception as err:  # any evaluation error fails the rule, as upstream
-            ok, message = False, f"{message} (evaluation error: {err})"
-        if not (isinstance(ok, bool | celpy.celtypes.BoolType) and ok):
-            kind = type(value).__name__.replace("dict", "object").replace("list", "array")
-            causes.append(("FieldValueInvalid", path, f'Invalid value: "{kind}": {message}'))
-    return causes
-
-
-@functools.cache
-def _celpy() -> Any:
-    try:
-        import celpy
-    except ImportError:
-        return None
-    return celpy
-
-
-@functools.cache
-def _cel_program(rule: str) -> Any:
-    celpy = _celpy()
-    env = celpy.Environment()
-    return env.program(env.compile(rule))
 
 
 def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -> list[Cause]:

@@ -21,7 +21,8 @@ import yaml
 from aiohttp import web
 
 from sandbox import discovery, errors, gnostic, hpa_identity, openapi, protoencode, state
-from sandbox.aggregator import Aggregator, seed_local_apiservices
+from sandbox.aggregator import Aggregator
+from sandbox.apiservices import seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
 from sandbox.cadvisor import Cadvisor

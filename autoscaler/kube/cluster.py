@@ -15,6 +15,7 @@ Metrics are read exactly where the upstream HPA controller reads them
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -25,7 +26,14 @@ from autoscaler.kube.discovery import Discovery
 from autoscaler.kube.events import EventRecorder
 from autoscaler.kube.failures import check_entry, failure, reason_of
 from autoscaler.kube.informer import Informer
-from common.selectors import SelectorError, parse_selector, selector_from_label_selector
+from autoscaler.kube.scalecache import ScaleCache
+from common.labelindex import LabelIndex
+from common.selectors import (
+    Selector,
+    SelectorError,
+    parse_selector,
+    selector_from_label_selector,
+)
 
 __all__ = ["AUTOSCALERS", "KubeCluster"]
 
@@ -48,15 +56,26 @@ def _seg(text: str) -> str:
 class KubeCluster:
     """The production `Cluster`. `component` names the events' source."""
 
-    def __init__(self, kube: KubeClient, *, component: str = "promscaler-autoscaler") -> None:
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        component: str = "promscaler-autoscaler",
+        cache_scales: bool = True,
+    ) -> None:
         self._kube = kube
         self.discovery = Discovery(kube)
         self.events = EventRecorder(kube, component=component)
         self._pods: dict[str, Informer] = {}
+        self.scales = ScaleCache(kube)
+        self.cache_scales = cache_scales  # False: GET /scale on every pass, as upstream
+        self._pod_labels: dict[str, LabelIndex[str]] = {}  # namespace -> its pods by label
 
     async def close(self) -> None:
         await asyncio.gather(*(i.stop() for i in self._pods.values()))
         self._pods.clear()
+        await self.scales.close()
+        self._pod_labels.clear()
 
     async def get_scale(self, namespace: str, ref: Mapping[str, Any]) -> Scale:
         api_version, kind = str(ref.get("apiVersion") or "v1"), str(ref.get("kind", ""))
@@ -68,38 +87,54 @@ class KubeCluster:
             raise ClusterError("UnknownKind", f"no resource of kind {kind!r} in {api_version!r}")
         if not found.has_scale:
             raise ClusterError("NoScale", f"{found.plural} ({kind}) has no /scale subresource")
-        name = _seg(str(ref.get("name", "")))
-        path = f"{found.api_path}/namespaces/{_seg(namespace)}/{found.plural}/{name}/scale"
-        try:
-            return Scale(path=path, raw=await self._kube.request("GET", path))
-        except KubeError as e:
-            raise ClusterError(
-                e.reason or "Error", f"get {kind}/{ref.get('name')} scale: {e}"
-            ) from e
+        collection = f"{found.api_path}/namespaces/{_seg(namespace)}/{found.plural}"
+        path = f"{collection}/{_seg(str(ref.get('name', '')))}/scale"
+
+        async def read() -> Scale:
+            try:
+                return Scale(path=path, raw=await self._kube.request("GET", path))
+            except KubeError as e:
+                raise ClusterError(
+                    e.reason or "Error", f"get {kind}/{ref.get('name')} scale: {e}"
+                ) from e
+
+        if not self.cache_scales:
+            return await read()
+        return await self.scales.get(collection, f"{namespace}/{ref.get('name', '')}", read)
 
     async def update_scale(self, scale: Scale, replicas: int) -> None:
         body = {**scale.raw, "spec": {**scale.raw.get("spec", {}), "replicas": replicas}}
         try:
-            await self._kube.request("PUT", scale.path, body=body)  # carries resourceVersion
+            # carries resourceVersion: a Scale read before a change gets a 409, never overwrites
+            written = await self._kube.request("PUT", scale.path, body=body)
         except KubeError as e:
             raise ClusterError(e.reason or "Error", f"update scale: {e}") from e
+        collection = scale.path.rsplit("/", 2)[0]  # .../{plural}/{name}/scale
+        meta = written.get("metadata") or {}
+        if self.cache_scales and meta.get("name") and meta.get("namespace"):
+            key = f"{meta['namespace']}/{meta['name']}"
+            self.scales.put(collection, key, Scale(path=scale.path, raw=written))
 
     async def list_pods(self, namespace: str, selector: str) -> list[JSON]:
         try:
-            sel = parse_selector(selector)
+            sel = _pod_selector(selector)
         except SelectorError as e:
             raise ClusterError("InvalidSelector", str(e)) from e
         informer = self._pods.get(namespace)
         if informer is None:
-            informer = Informer(self._kube, f"/api/v1/namespaces/{_seg(namespace)}/pods")
+            index = self._pod_labels[namespace] = LabelIndex()
+            path = f"/api/v1/namespaces/{_seg(namespace)}/pods"
+            informer = Informer(self._kube, path, on_event=lambda k, o: _index(index, k, o))
             self._pods[namespace] = informer
             informer.start()
         try:
             await asyncio.wait_for(informer.synced.wait(), timeout=self._kube.timeout)
         except TimeoutError as e:
             raise ClusterError("PodsUnavailable", f"pods of {namespace} not listed yet") from e
-        pods = informer.objects.values()
-        return [p for p in pods if sel.matches(p.get("metadata", {}).get("labels") or {})]
+        pods = informer.objects
+        keys = self._pod_labels[namespace].candidates(sel)
+        found = pods.values() if keys is None else (pods[k] for k in sorted(keys) if k in pods)
+        return [p for p in found if sel.matches(p.get("metadata", {}).get("labels") or {})]
 
     async def fetch_metric(
         self, namespace: str, metric: Mapping[str, Any], *, pod_selector: str
@@ -167,6 +202,21 @@ class KubeCluster:
         self, obj: Mapping[str, Any], *, type_: str, reason: str, message: str
     ) -> None:
         await self.events.record(obj, type_=type_, reason=reason, message=message)
+
+
+def _index(index: LabelIndex[str], kind: str, pod: JSON) -> None:
+    """Keep the pods' label index in step with the pod informer (keyed as the informer is)."""
+    meta = pod.get("metadata") or {}
+    key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    if kind == "DELETED":
+        index.drop(key)
+    else:
+        index.put(key, meta.get("labels") or {})
+
+
+@functools.lru_cache(maxsize=16_384)  # a target's selector, parsed once (one per target)
+def _pod_selector(text: str) -> Selector:
+    return parse_selector(text)
 
 
 def _metric_query(identifier: Mapping[str, Any], param: str) -> tuple[str, list[tuple[str, str]]]:

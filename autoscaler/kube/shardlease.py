@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from autoscaler.kube.client import Conflict, KubeClient, KubeError, NotFound, sleep_or_stop
 from autoscaler.kube.lease import LeaseConfig
@@ -31,6 +31,15 @@ __all__ = ["GROUP_LABEL", "ShardElector"]
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+
+
+class OnLose(Protocol):
+    """Stop writing for `shards`; `flush`: their Leases are still ours (a handoff), so the
+    statuses held back may be written first (`Controller.lose_shards`)."""
+
+    def __call__(self, shards: frozenset[int], *, flush: bool = ...) -> Awaitable[None]: ...
+
+
 GROUP_LABEL = "promscaler.dev/lease-group"  # the base Lease name; one LIST finds the group
 ROLE_LABEL = "promscaler.dev/lease-role"  # "member" or "shard"
 MEMBER_GC = 4  # lease durations a membership Lease stays expired before anyone deletes it
@@ -47,7 +56,7 @@ class ShardElector:
         *,
         shards: int,
         on_gain: Callable[[frozenset[int]], None],
-        on_lose: Callable[[frozenset[int]], Awaitable[None]],
+        on_lose: OnLose,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._kube = kube
@@ -228,7 +237,7 @@ class ShardElector:
         """Stop writing for `shards` first; then, with `release`, hand their Leases back."""
         if not shards:
             return
-        await self._on_lose(shards)
+        await self._on_lose(shards, flush=release)  # still ours: skipped statuses go first
         for shard in shards:
             lease = self.held.pop(shard, None)
             self._renewed.pop(shard, None)

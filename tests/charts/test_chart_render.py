@@ -505,6 +505,17 @@ def test_autoscaler_rbac_covers_what_the_controller_does(helm: Helm) -> None:
     }
 
 
+def test_extra_target_resources_may_be_listed_and_watched(helm: Helm) -> None:
+    extra = [{"apiGroups": ["example.com"], "resources": ["workers", "batches"]}]
+    rules = helm.template({"autoscaler": {"extraTargetResources": extra}}).get(
+        "ClusterRole", AUTOSCALER
+    )["rules"]
+    granted = [r for r in rules if r["apiGroups"] == ["example.com"]]
+    assert granted == [{**extra[0], "verbs": ["list", "watch"]}]
+    plain = helm.template().get("ClusterRole", AUTOSCALER)["rules"]
+    assert not [r for r in plain if r["apiGroups"] == ["example.com"]]
+
+
 def test_service_monitors_scrape_both_programs(helm: Helm) -> None:
     rendered = helm.template({"serviceMonitor": {"enabled": True, "labels": {"release": "kps"}}})
     adapter = rendered.get("ServiceMonitor", ADAPTER)

@@ -36,6 +36,11 @@ class FakeReconciler:
 
     def forget(self, key):
         self.forgotten = [*getattr(self, "forgotten", []), key]
+        self.memory_calls = [*getattr(self, "memory_calls", []), ("forget", key)]
+
+    async def flush(self, key):
+        self.flushed = [*getattr(self, "flushed", []), key]
+        self.memory_calls = [*getattr(self, "memory_calls", []), ("flush", key)]
 
     def count(self, name):
         return sum(1 for n, _ in self.passes if n == name)
@@ -180,6 +185,39 @@ async def test_an_urgent_add_promotes_a_queued_routine_key_once():
     q.done(key)
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(q.get(), 0.1)
+
+
+@pytest.mark.parametrize(
+    ("cancelled", "delays"),
+    [
+        pytest.param(0, [0.0, 0.0, 0.0], id="three-due-now"),
+        pytest.param(1, [0.05, 0.1, 0.15], id="timer-wakes-one-each-time"),
+        pytest.param(2, [0.05, 0.05, 0.0], id="a-cancelled-waiter-takes-no-wakeup"),
+    ],
+)
+async def test_idle_workers_are_woken_one_per_due_key(cancelled, delays):
+    q = WorkQueue()
+    got: list[str] = []
+
+    async def worker():
+        while True:
+            key, _ = await q.get()
+            got.append(key)  # held, never done: each key is handed out once
+
+    workers = [asyncio.create_task(worker()) for _ in range(4)]
+    gone = [asyncio.create_task(q.get()) for _ in range(cancelled)]
+    await asyncio.sleep(0.01)  # all of them waiting in line
+    for task in gone:
+        task.cancel()
+    for i, delay in enumerate(delays):
+        q.add(f"k{i}", delay=delay)
+    await asyncio.sleep(0.3)
+    try:
+        assert sorted(got) == [f"k{i}" for i in range(len(delays))]
+        assert len(q._waiters) == len(workers)  # all back in line; the cancelled ones left it
+    finally:
+        for task in workers:
+            task.cancel()
 
 
 class SwallowingReconciler(FakeReconciler):

@@ -54,6 +54,33 @@ async def test_only_held_shards_are_reconciled_and_metrics_say_which() -> None:
         await ctl.stop()
 
 
+@pytest.mark.parametrize(
+    ("flush", "lost", "flushed"),
+    [
+        pytest.param(True, {1}, ["one"], id="handoff-flushes-that-shard-first"),
+        pytest.param(True, {1, 3}, ["one", "three"], id="handoff-of-all-flushes-all"),
+        pytest.param(False, {1}, [], id="lost-lease-writes-nothing"),
+    ],
+)
+async def test_held_back_statuses_are_written_before_a_handoff(
+    flush: bool, lost: set[int], flushed: list[str]
+) -> None:
+    names = {"one": _names_in(1, 1)[0], "three": _names_in(3, 1)[0]}
+    rec = FakeReconciler()
+    store = Store(*(autoscaler(n) for n in names.values()))
+    ctl = controller(rec, store, sync_period=10.0)
+    ctl.shards = SHARDS
+    ctl.gain_shards(frozenset({1, 3}))
+    try:
+        await ctl.lose_shards(frozenset(lost), flush=flush)
+        want = [f"default/{names[n]}" for n in flushed]
+        assert sorted(getattr(rec, "flushed", [])) == sorted(want)
+        calls = rec.memory_calls  # flushed before forgotten: the status was still held
+        assert all(calls.index(("flush", k)) < calls.index(("forget", k)) for k in want)
+    finally:
+        await ctl.stop()
+
+
 async def test_giving_a_shard_up_cancels_its_pass_in_flight_before_returning() -> None:
     slow, other = _names_in(1, 1)[0], _names_in(3, 1)[0]
     rec = FakeReconciler(delays={slow: 30.0})
@@ -188,7 +215,7 @@ class Clock:
 def _elector(api: LeaseApi, me: str, clock: Clock, lost: list[tuple[str, frozenset[int]]]):
     config = LeaseConfig(name="pas", identity=me, lease_duration=15, renew_deadline=10)
 
-    async def on_lose(shards: frozenset[int]) -> None:
+    async def on_lose(shards: frozenset[int], *, flush: bool = False) -> None:
         lost.append((me, shards))
 
     return ShardElector(
@@ -258,7 +285,7 @@ async def test_a_hung_api_stops_the_holder_at_the_renew_deadline() -> None:
     api, lost = LeaseApi(), []
     config = LeaseConfig(name="pas", identity="a", lease_duration=1.5, renew_deadline=0.5)
 
-    async def on_lose(shards: frozenset[int]) -> None:
+    async def on_lose(shards: frozenset[int], *, flush: bool = False) -> None:
         lost.append(shards)
 
     a = ShardElector(

@@ -2,6 +2,7 @@
 
 import asyncio
 import base64
+import gzip
 import json
 import ssl
 from datetime import UTC, datetime
@@ -56,6 +57,8 @@ class Backend:
                     "resources": [],
                 }
             )
+        if request.path.startswith(RELAY):
+            return await relay_answer(request, request.path[len(RELAY) :])
         return web.json_response({"kind": "Echo", "path": request.path_qs})
 
     async def start(self):
@@ -74,6 +77,30 @@ class Backend:
 
     async def stop(self):
         await self.runner.cleanup()
+
+
+RELAY = f"/apis/{GROUP}/{VERSION}/namespaces/default/relay/"
+BODY = json.dumps({"kind": "Relayed", "items": [{"n": i} for i in range(50)]}).encode()
+
+
+async def relay_answer(request: web.Request, kind: str) -> web.StreamResponse:
+    """Answers of every shape the proxy relays: with a length, streamed, compressed, an error."""
+    headers = {"X-Backend": "yes", "Content-Type": "application/json; charset=utf-8"}
+    if kind == "whole":
+        return web.Response(body=BODY, headers=headers)
+    if kind == "error":
+        status = {"kind": "Status", "code": 404, "reason": "NotFound"}
+        return web.Response(status=404, body=json.dumps(status).encode(), headers=headers)
+    if kind == "gzip":
+        return web.Response(
+            body=gzip.compress(BODY), headers={**headers, "Content-Encoding": "gzip"}
+        )
+    response = web.StreamResponse(headers=headers)  # chunked: no length known in advance
+    await response.prepare(request)
+    for i in range(0, len(BODY), 100):
+        await response.write(BODY[i : i + 100])
+    await response.write_eof()
+    return response
 
 
 POLICY = parse_policy(
@@ -342,3 +369,28 @@ async def test_backend_found_through_endpointslices(setup):
     status, body = await alice.request("GET", f"/apis/{GROUP}/{VERSION}/namespaces/default/things")
     assert status == 200
     assert body["kind"] == "Echo"
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "body"),
+    [
+        pytest.param("whole", 200, BODY, id="known-length-in-one-write"),
+        pytest.param("stream", 200, BODY, id="chunked-streamed"),
+        pytest.param("gzip", 200, BODY, id="compressed-arrives-plain"),
+        pytest.param(
+            "error", 404, b'{"kind": "Status", "code": 404, "reason": "NotFound"}', id="error"
+        ),
+    ],
+)
+async def test_answers_are_relayed_as_the_backend_sent_them(setup, kind, status, body):
+    _sb, backend, admin, alice = setup
+    await register(admin, backend)
+    await available(admin)
+    headers = {"Authorization": "Bearer alice-token"}
+    async with alice.session.get(alice.sb.url + RELAY + kind, headers=headers) as resp:
+        got = await resp.read()
+        assert (resp.status, got) == (status, body)
+        assert resp.headers["X-Backend"] == "yes"
+        assert resp.headers["Content-Type"] == "application/json; charset=utf-8"
+        assert resp.headers.getall("Content-Type") == ["application/json; charset=utf-8"]
+        assert "Content-Encoding" not in resp.headers
