@@ -67,6 +67,19 @@ class Conditions:
         # a new condition starts with an empty status, so it always transitions
         items.append(Condition(type_, status, reason, text, self._now))
 
+    def keep_since(self, type_: str, previous: Condition | None) -> None:
+        """Give `type_` the transition time of `previous` (the persisted condition) when both
+        have the same status: for a condition this step overrides after the upstream decision
+        may have flipped it, the transition is measured against what was stored."""
+        if previous is None:
+            return
+        for i, cur in enumerate(self._items):
+            if cur.type == type_ and cur.status == previous.status:
+                self._items[i] = Condition(
+                    cur.type, cur.status, cur.reason, cur.message, previous.last_transition_time
+                )
+                return
+
     def remove(self, type_: str) -> None:
         self._items = [c for c in self._items if c.type != type_]
 

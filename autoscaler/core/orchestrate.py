@@ -237,6 +237,10 @@ def _report(
     events.extend(_schedule_events(state.schedules, before.windows))
     if controls.conflict is not None:
         conds.set(ABLE_TO_SCALE, FALSE, AMBIGUOUS, controls.conflict)
+        # the upstream step may have set AbleToScale=True this pass: a lasting conflict keeps
+        # the stored transition time, so the status does not change on every pass
+        stored = next((c for c in status.conditions if c.type == ABLE_TO_SCALE), None)
+        conds.keep_since(ABLE_TO_SCALE, stored)
         if _condition(status.conditions, ABLE_TO_SCALE, "reason") != AMBIGUOUS:
             events.append(ControlEvent("Warning", AMBIGUOUS, controls.conflict))
     return tuple(events)

@@ -122,6 +122,21 @@ def test_conflict_writes_nothing_and_says_why_once() -> None:
     assert condition(resumed, "AbleToScale") == ("True", "SucceededRescale")
 
 
+def test_a_lasting_conflict_keeps_its_transition_time_so_status_stays_unchanged() -> None:
+    """The losing Autoscaler's AbleToScale=False/AmbiguousTarget is the same condition pass
+    after pass: its lastTransitionTime stays, so its status does not change (and is not
+    written) on every pass."""
+    loop = Loop(spec(), replicas=2)
+    msg = "Autoscaler default/first already targets Deployment/web"
+    first = loop.step("90", conflict=msg)
+    later = [loop.step("90", conflict=msg) for _ in range(3)]
+
+    def able(result):
+        return next(c for c in result["status"]["conditions"] if c["type"] == "AbleToScale")
+
+    assert {able(r)["lastTransitionTime"] for r in later} == {able(first)["lastTransitionTime"]}
+
+
 def test_conflict_wins_over_paused_replicas() -> None:
     loop = Loop(spec(), replicas=2, annotations={PAUSED_REPLICAS: "5"})
     result = loop.step("90", conflict="an HPA targets Deployment/web")
