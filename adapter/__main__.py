@@ -40,7 +40,8 @@ log = logging.getLogger("adapter")
 async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator[web.AppRunner]:
     """Everything started in order and stopped in reverse: kube, guard, Prometheus, discovery,
     HTTPS listener."""
-    from adapter.kube import KubeAuth, KubeClient, KubeObjects  # kubernetes-asyncio is heavy
+    from adapter.kube import KubeClient, KubeObjects  # kubernetes-asyncio is heavy
+    from adapter.kubeauth import KubeAuth
 
     registry = CollectorRegistry()
     register_asyncio_tasks(registry, prefix="promscaler_adapter")

@@ -5,8 +5,9 @@
   resourceVersion, relist on 410 Gone), keeping only namespace, name and labels; and a
   `ResourceResolver` over the cluster's discovery, refreshed every minute and, on a miss, at
   most every 10 s, so a CRD installed after start-up resolves.
-- `KubeAuth`: TokenReview and SubjectAccessReview creation, and following a ConfigMap
-  (`adapter.auth.follow.AuthBackend`).
+- `KubeAuth` (`adapter.kubeauth`): TokenReview and SubjectAccessReview creation, and
+  following a ConfigMap (`adapter.auth.follow.AuthBackend`); LIST and WATCH are
+  `adapter.kubewatch`.
 
 Every failure to reach the API becomes `adapter.errors.KubeUnavailable`, raised from its cause.
 """
@@ -17,45 +18,35 @@ import asyncio
 import contextlib
 import json
 import logging
-import random
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import aiohttp
 from kubernetes_asyncio import client as kclient
 from kubernetes_asyncio import config as kconfig
 
-from adapter.auth.authn import TokenReviewResult
-from adapter.auth.authz import AccessDecision
 from adapter.errors import BadRequest, KubeUnavailable
+from adapter.kubewatch import REQUEST_TIMEOUT, Gone, list_and_watch
 from adapter.rules.resources import (
     STATIC_RESOLVER,
     GroupResource,
     ResourceInfo,
     StaticResolver,
 )
-from adapter.server.auth_seam import UserInfo
 from common.labelindex import LabelIndex
 from common.selectors import Selector
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-REQUEST_TIMEOUT = 10.0  # seconds per API call; also k8s.io/apiserver's webhook timeout
-WATCH_TIMEOUT = 300  # seconds a watch lasts before the server closes it and we re-watch
-LIST_PAGE = 500  # objects per LIST page, as client-go's reflector
 SYNC_WAIT = 5.0  # seconds a first request waits for a new cache to sync before a 503
 DISCOVERY_PERIOD = 60.0  # seconds between discovery refreshes
 DISCOVERY_MISS_PERIOD = 10.0  # at most one refresh per this many seconds on unknown names
 _METADATA_ACCEPT = (
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 )
-
-
-class _Gone(Exception):
-    """A watch's resourceVersion is too old (HTTP 410 or an ERROR event with code 410)."""
 
 
 class KubeClient:
@@ -119,7 +110,7 @@ class KubeClient:
         return response
 
     async def json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        """The JSON body of a 2xx answer; 410 raises _Gone, other codes KubeUnavailable."""
+        """The JSON body of a 2xx answer; 410 raises Gone, other codes KubeUnavailable."""
         response = await self.request(method, path, **kwargs)
         try:
             data = await response.read()
@@ -128,7 +119,7 @@ class KubeClient:
         finally:
             response.release()
         if response.status == 410:
-            raise _Gone()
+            raise Gone()
         if not 200 <= response.status < 300:
             log.warning("Kubernetes API %s %s answered %d", method, path, response.status)
             raise KubeUnavailable(f"the Kubernetes API answered {response.status}")
@@ -137,81 +128,6 @@ class KubeClient:
         except ValueError as exc:
             raise KubeUnavailable("the Kubernetes API sent malformed JSON") from exc
         return decoded
-
-
-async def list_and_watch(
-    kube: KubeClient, path: str, *, query: list[tuple[str, str]], accept: str = "application/json"
-) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-    """("SYNC", {"items": [...]}) after each full LIST, then ("ADDED"|"MODIFIED"|"DELETED", obj).
-
-    Re-watches from the last resourceVersion when a watch ends, relists on 410 Gone, and backs
-    off (jittered, up to 30 s) while the API is unreachable. Runs until cancelled.
-    """
-    backoff = 0.5
-    while True:
-        try:
-            items, version = await _list_all(kube, path, query=query, accept=accept)
-            yield "SYNC", {"items": items}
-            backoff = 0.5
-            while True:
-                async for kind, obj in _watch(kube, path, query, version, accept):
-                    version = obj.get("metadata", {}).get("resourceVersion", version)
-                    if kind != "BOOKMARK":
-                        yield kind, obj
-        except _Gone:
-            log.info("watch of %s expired (410); relisting", path)
-        except KubeUnavailable as exc:
-            log.warning("cannot list/watch %s: %s (retrying in %.1fs)", path, exc, backoff)
-            await asyncio.sleep(backoff * (0.5 + random.random()))
-            backoff = min(backoff * 2, 30.0)
-
-
-async def _list_all(
-    kube: KubeClient, path: str, *, query: list[tuple[str, str]], accept: str
-) -> tuple[list[dict[str, Any]], str]:
-    items: list[dict[str, Any]] = []
-    token = ""
-    while True:
-        page = [*query, ("limit", str(LIST_PAGE))] + ([("continue", token)] if token else [])
-        body = await kube.json("GET", path, query=page, accept=accept)
-        items.extend(body.get("items") or [])
-        meta = body.get("metadata") or {}
-        token = meta.get("continue") or ""
-        if not token:
-            return items, str(meta.get("resourceVersion", ""))
-
-
-async def _watch(
-    kube: KubeClient, path: str, query: list[tuple[str, str]], version: str, accept: str
-) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-    params = [
-        *query,
-        ("watch", "true"),
-        ("resourceVersion", version),
-        ("allowWatchBookmarks", "true"),
-        ("timeoutSeconds", str(WATCH_TIMEOUT)),
-    ]
-    timeout = aiohttp.ClientTimeout(sock_connect=REQUEST_TIMEOUT, sock_read=WATCH_TIMEOUT + 30)
-    response = await kube.request("GET", path, query=params, accept=accept, request_timeout=timeout)
-    try:
-        if response.status == 410:
-            raise _Gone()
-        if response.status != 200:
-            raise KubeUnavailable(f"the Kubernetes API answered {response.status} to a watch")
-        async for line in response.content:
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            kind, obj = event.get("type", ""), event.get("object") or {}
-            if kind == "ERROR":
-                if obj.get("code") == 410:
-                    raise _Gone()
-                raise KubeUnavailable(f"watch error: {obj.get('message', '')}")
-            yield kind, obj
-    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-        raise KubeUnavailable("the watch connection failed") from exc
-    finally:
-        response.release()
 
 
 def _labels(obj: Mapping[str, Any]) -> tuple[str, str, dict[str, str]]:
@@ -440,59 +356,3 @@ def _resources(listing: Mapping[str, Any], *, group: str, version: str) -> list[
             )
         )
     return out
-
-
-class KubeAuth:
-    """TokenReviews, SubjectAccessReviews and ConfigMap following (the guard's backend)."""
-
-    def __init__(self, *, authentication: KubeClient, authorization: KubeClient) -> None:
-        self._authn = authentication
-        self._authz = authorization
-
-    async def review_token(self, token: str) -> TokenReviewResult:
-        review = {
-            "apiVersion": "authentication.k8s.io/v1",
-            "kind": "TokenReview",
-            "spec": {"token": token},
-        }
-        path = "/apis/authentication.k8s.io/v1/tokenreviews"
-        status = (await self._authn.json("POST", path, body=review)).get("status") or {}
-        if not status.get("authenticated"):
-            return TokenReviewResult(authenticated=False, error=str(status.get("error", "")))
-        user = status.get("user") or {}
-        extra = {k: tuple(v or ()) for k, v in (user.get("extra") or {}).items()}
-        info = UserInfo(
-            name=user.get("username", ""),
-            groups=tuple(user.get("groups") or ()),
-            extra=extra,
-            uid=user.get("uid", ""),
-        )
-        return TokenReviewResult(authenticated=bool(info.name), user=info)
-
-    async def review_access(self, spec: Mapping[str, object]) -> AccessDecision:
-        review = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": dict(spec),
-        }
-        path = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
-        status = (await self._authz.json("POST", path, body=review)).get("status") or {}
-        allowed = bool(status.get("allowed")) and not status.get("denied")
-        reason = str(status.get("reason") or status.get("evaluationError") or "")
-        return AccessDecision(allowed=allowed, reason=reason)
-
-    async def watch_configmap(
-        self, namespace: str, name: str
-    ) -> AsyncIterator[Mapping[str, str] | None]:
-        path = f"/api/v1/namespaces/{namespace}/configmaps"
-        query = [("fieldSelector", f"metadata.name={name}")]
-        last: Mapping[str, str] | bool | None = False  # False: nothing yielded yet
-        async for kind, obj in list_and_watch(self._authn, path, query=query):
-            if kind == "SYNC":
-                items = obj["items"]
-                data = (items[0].get("data") or {}) if items else None
-            else:
-                data = None if kind == "DELETED" else (obj.get("data") or {})
-            if data != last:
-                last = data
-                yield data

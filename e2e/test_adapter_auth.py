@@ -24,7 +24,8 @@ from aiohttp import web
 
 from adapter.auth.limits import LimitedAppRunner, Limits, limits_middleware
 from adapter.auth.options import AuthOptions, build_guard, client_cas_provider
-from adapter.kube import KubeAuth, KubeClient, KubeObjects
+from adapter.kube import KubeClient, KubeObjects
+from adapter.kubeauth import KubeAuth
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS, TLSOptions
 from sandbox import Sandbox

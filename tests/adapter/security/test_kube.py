@@ -8,7 +8,9 @@ import contextlib
 import pytest
 
 from adapter.errors import BadRequest, KubeUnavailable
-from adapter.kube import KubeAuth, KubeClient, KubeObjects, _watch, list_and_watch
+from adapter.kube import KubeClient, KubeObjects
+from adapter.kubeauth import KubeAuth
+from adapter.kubewatch import _watch, list_and_watch
 from adapter.rules.resources import STATIC_RESOLVER
 from common.selectors import parse_selector
 from sandbox import manifests
@@ -158,7 +160,7 @@ async def test_an_expired_watch_version_is_gone_and_list_and_watch_relists(
     try:
         for i in range(6):
             await create_pod(http, "default", f"p{i}", {})
-        from adapter.kube import _Gone
+        from adapter.kubewatch import Gone as _Gone
 
         with pytest.raises(_Gone):
             async for _ in _watch(client, "/api/v1/pods", [], "1", "application/json"):

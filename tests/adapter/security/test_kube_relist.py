@@ -8,7 +8,8 @@ import json
 import pytest
 from aiohttp import web
 
-from adapter.kube import KubeClient, KubeObjects, list_and_watch
+from adapter.kube import KubeClient, KubeObjects
+from adapter.kubewatch import list_and_watch
 from adapter.rules.resources import STATIC_RESOLVER
 from common.selectors import parse_selector
 from tests.adapter.security.harness import free_port
