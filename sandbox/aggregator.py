@@ -34,7 +34,7 @@ from sandbox.resources import Registry
 from sandbox.store import Change, Obj
 
 if TYPE_CHECKING:
-    from sandbox.server import Pki
+    from sandbox.certs import Pki
 
 log = logging.getLogger(__name__)
 

@@ -5,6 +5,7 @@ per-test sandbox."""
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -131,3 +132,48 @@ def subject_identity(cert: x509.Certificate) -> tuple[str, tuple[str, ...]]:
     cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     orgs = cert.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
     return (str(cn[0].value) if cn else "", tuple(str(o.value) for o in orgs))
+
+
+FRONT_PROXY_CN = "front-proxy-client"  # the aggregator's client certificate's CN
+
+
+class Pki:
+    """The sandbox's CAs and certificates, written as files under `dir`."""
+
+    def __init__(
+        self, directory: Path, *, now: datetime, host: str, cas: dict[str, CertKey] | None = None
+    ) -> None:
+        self.dir = directory
+        cas = cas or {}  # CAs kept from before a restart (--state-file)
+        self.cluster_ca = cas.get("cluster") or make_ca("sandbox-ca", now=now)
+        serving = issue(
+            self.cluster_ca,
+            "kube-apiserver",
+            now=now,
+            hosts=(host, "127.0.0.1", "localhost", "kubernetes.default.svc"),
+            server=True,
+        )
+        self.serving_cert, self.serving_key = serving.write(directory, "apiserver")
+        self.ca_file = directory / "ca.crt"
+        self.ca_file.write_bytes(self.cluster_ca.cert_pem)
+        self.client_ca_file = directory / "client-ca.crt"
+        self.client_ca_file.write_bytes(self.cluster_ca.cert_pem)
+        self.requestheader_ca_file = directory / "requestheader-ca.crt"
+        self.rotate_requestheader(now=now, ca=cas.get("requestheader"))
+
+    def rotate_requestheader(self, *, now: datetime, ca: CertKey | None = None) -> None:
+        self.requestheader_ca = ca or make_ca("sandbox-front-proxy-ca", now=now)
+        self.requestheader_ca_file.write_bytes(self.requestheader_ca.cert_pem)
+        self.front_proxy: CertKey = issue(
+            self.requestheader_ca, FRONT_PROXY_CN, now=now, client=True
+        )
+        self.front_proxy_cert, self.front_proxy_key = self.front_proxy.write(
+            self.dir, "front-proxy-client"
+        )
+
+    def server_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(self.serving_cert, self.serving_key)
+        ctx.load_verify_locations(cadata=self.cluster_ca.cert_pem.decode())
+        ctx.verify_mode = ssl.CERT_OPTIONAL  # client certificates authenticate when present
+        return ctx

@@ -19,7 +19,10 @@ import hashlib
 import json
 from typing import Any
 
-from sandbox import gnostic, k8sschemas
+from aiohttp import web
+
+from sandbox import errors, gnostic, k8sschemas
+from sandbox.bodies import respond
 from sandbox.resources import Registry, ResourceType
 
 V2_REF = "#/definitions/"
@@ -208,3 +211,24 @@ def _v2_document(types: tuple[ResourceType, ...], schemas: dict[str, Any]) -> di
         "paths": _paths(types, v3=False),
         "definitions": {n: _rewrite_refs(s, v3=False) for n, s in schemas.items()},
     }
+
+
+def answer(registry: Any, segs: list[str], accept: str) -> web.Response:
+    """The answer to GET /openapi/v2 or /openapi/v3[/api/<v>|/apis/<g>/<v>] (404 otherwise)."""
+    if segs == ["openapi", "v2"]:
+        if gnostic.MEDIA_TYPE in accept:  # what client-go's discovery asks for
+            return web.Response(body=v2_protobuf(registry), content_type=gnostic.CONTENT_TYPE)
+        return respond(v2(registry))
+    if segs[:2] == ["openapi", "v3"]:
+        doc = index(registry) if len(segs) == 2 else group_version(registry, *_openapi_gv(segs[2:]))
+        if doc is not None:
+            return respond(doc)
+    raise errors.path_not_found()
+
+
+def _openapi_gv(segs: list[str]) -> tuple[str, str]:
+    if segs[:1] == ["api"] and len(segs) == 2:
+        return "", segs[1]
+    if segs[:1] == ["apis"] and len(segs) == 3:
+        return segs[1], segs[2]
+    return "-", "-"

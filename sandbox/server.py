@@ -9,7 +9,6 @@ import asyncio
 import logging
 import secrets
 import shutil
-import ssl
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,13 +19,13 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sandbox import discovery, errors, gnostic, hpa_identity, openapi, protoencode, state
+from sandbox import discovery, errors, hpa_identity, openapi, protoencode, state
 from sandbox.aggregator import Aggregator
 from sandbox.apiservices import seed_local_apiservices
 from sandbox.auth import Attributes, Policy, User, forbidden_message
 from sandbox.bodies import error_response, respond
 from sandbox.cadvisor import Cadvisor
-from sandbox.certs import CertKey, issue, make_ca
+from sandbox.certs import FRONT_PROXY_CN, Pki, issue
 from sandbox.crds import Crds
 from sandbox.eventttl import EVENT_TTL, EventExpiry
 from sandbox.faultplan import FaultPlan
@@ -43,7 +42,6 @@ from sandbox.workloads import Workloads
 log = logging.getLogger(__name__)
 
 HEALTH = {"/healthz", "/livez", "/readyz"}
-FRONT_PROXY_CN = "front-proxy-client"
 ADMIN = "sandbox-admin"
 START_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -79,48 +77,6 @@ class SandboxConfig:
     faults: FaultPlan | None = None  # faults injected from the start (sandbox.faultplan)
     state_file: Path | None = None  # objects survive a restart here (sandbox.state)
     event_ttl: float = EVENT_TTL  # seconds an Event lives after its last write (--event-ttl)
-
-
-class Pki:
-    """The sandbox's CAs and certificates, written as files under `dir`."""
-
-    def __init__(
-        self, directory: Path, *, now: datetime, host: str, cas: dict[str, CertKey] | None = None
-    ) -> None:
-        self.dir = directory
-        cas = cas or {}  # CAs kept from before a restart (--state-file)
-        self.cluster_ca = cas.get("cluster") or make_ca("sandbox-ca", now=now)
-        serving = issue(
-            self.cluster_ca,
-            "kube-apiserver",
-            now=now,
-            hosts=(host, "127.0.0.1", "localhost", "kubernetes.default.svc"),
-            server=True,
-        )
-        self.serving_cert, self.serving_key = serving.write(directory, "apiserver")
-        self.ca_file = directory / "ca.crt"
-        self.ca_file.write_bytes(self.cluster_ca.cert_pem)
-        self.client_ca_file = directory / "client-ca.crt"
-        self.client_ca_file.write_bytes(self.cluster_ca.cert_pem)
-        self.requestheader_ca_file = directory / "requestheader-ca.crt"
-        self.rotate_requestheader(now=now, ca=cas.get("requestheader"))
-
-    def rotate_requestheader(self, *, now: datetime, ca: CertKey | None = None) -> None:
-        self.requestheader_ca = ca or make_ca("sandbox-front-proxy-ca", now=now)
-        self.requestheader_ca_file.write_bytes(self.requestheader_ca.cert_pem)
-        self.front_proxy: CertKey = issue(
-            self.requestheader_ca, FRONT_PROXY_CN, now=now, client=True
-        )
-        self.front_proxy_cert, self.front_proxy_key = self.front_proxy.write(
-            self.dir, "front-proxy-client"
-        )
-
-    def server_context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ctx.load_cert_chain(self.serving_cert, self.serving_key)
-        ctx.load_verify_locations(cadata=self.cluster_ca.cert_pem.decode())
-        ctx.verify_mode = ssl.CERT_OPTIONAL  # client certificates authenticate when present
-        return ctx
 
 
 SANDBOX: web.AppKey[Sandbox] = web.AppKey("sandbox")
@@ -419,7 +375,7 @@ class Sandbox:
         if segs == ["version"]:
             return respond(discovery.KUBE_VERSION)
         if segs[:1] == ["openapi"]:
-            return _openapi(self.registry, segs, accept)
+            return openapi.answer(self.registry, segs, accept)
         if segs == ["api"]:
             return respond(discovery.api_versions(f"{self.config.host}:{self.port}"))
         groups = self.registry.groups()
@@ -436,32 +392,6 @@ class Sandbox:
             if doc is not None:
                 return respond(doc)
         raise errors.path_not_found()
-
-
-def _openapi(registry: Any, segs: list[str], accept: str) -> web.Response:
-    if segs == ["openapi", "v2"]:
-        if gnostic.MEDIA_TYPE in accept:  # what client-go's discovery asks for
-            return web.Response(
-                body=openapi.v2_protobuf(registry), content_type=gnostic.CONTENT_TYPE
-            )
-        return respond(openapi.v2(registry))
-    if segs[:2] == ["openapi", "v3"]:
-        doc = (
-            openapi.index(registry)
-            if len(segs) == 2
-            else openapi.group_version(registry, *_openapi_gv(segs[2:]))
-        )
-        if doc is not None:
-            return respond(doc)
-    raise errors.path_not_found()
-
-
-def _openapi_gv(segs: list[str]) -> tuple[str, str]:
-    if segs[:1] == ["api"] and len(segs) == 2:
-        return "", segs[1]
-    if segs[:1] == ["apis"] and len(segs) == 3:
-        return segs[1], segs[2]
-    return "-", "-"
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
