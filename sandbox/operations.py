@@ -6,7 +6,6 @@ Used by the HTTP layer and, without authorization, by the sandbox's own controll
 from __future__ import annotations
 
 import builtins
-import json
 import secrets
 import uuid
 from collections.abc import Callable
@@ -19,9 +18,10 @@ from common.kubetime import format_time
 from common.selectors import FieldRequirement, Selector
 from sandbox import errors, events, hpa_convert, strategies
 from sandbox.bodies import copy_json
-from sandbox.errors import ApiError
-from sandbox.patch import PatchError, json_patch, merge_patch, strategic_merge
+from sandbox.patch import merge_patch, strategic_merge
+from sandbox.patchbody import apply_patch
 from sandbox.resources import ResourceType
+from sandbox.shapes import check_shape, matches_fields
 from sandbox.store import Obj, Store
 
 NAMESPACES = ("", "namespaces")
@@ -30,11 +30,6 @@ HPAS = ("autoscaling", "horizontalpodautoscalers")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # upstream's utilrand alphabet (no vowels)
 # types whose DELETE answers with the deleted object rather than a Status (ReturnDeletedObject)
 _RETURNS_OBJECT = {("", "pods"), ("", "services"), ("", "namespaces")}
-
-MERGE = "application/merge-patch+json"
-STRATEGIC = "application/strategic-merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-APPLY = "application/apply-patch+yaml"
 
 
 def random_suffix(n: int = 5) -> str:
@@ -153,7 +148,7 @@ class Api:
             meta = obj["metadata"] = {}
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata: must be an object")
-        _check_shape(rt, obj)
+        check_shape(rt, obj)
         if rt.namespaced:
             if meta.get("namespace") and meta["namespace"] != namespace:
                 raise errors.bad_request(
@@ -401,96 +396,3 @@ class Api:
             self.delete(rt, o["metadata"].get("namespace", ""), o["metadata"]["name"])
             for o in victims
         ]
-
-
-_META_STRINGS = ("name", "generateName", "namespace", "resourceVersion", "uid")
-_META_MAPS = ("labels", "annotations")
-
-
-def _decode_error(rt: ResourceType, field: str, want: str, value: Any) -> ApiError:
-    # the wording of the real server's JSON decoding errors
-    got = type(value).__name__.replace("str", "string").replace("dict", "object")
-    return errors.bad_request(
-        f"json: cannot unmarshal {got} into Go struct field {rt.kind}.{field} of type {want}"
-    )
-
-
-def _check_shape(rt: ResourceType, obj: Obj) -> None:
-    """Types the Go structs would refuse to decode: 400, as upstream, before any processing."""
-    meta = obj["metadata"]
-    for field in _META_STRINGS:
-        if field in meta and meta[field] is not None and not isinstance(meta[field], str):
-            raise _decode_error(rt, f"metadata.{field}", "string", meta[field])
-    for field in _META_MAPS:
-        value = meta.get(field)
-        if value is not None and not isinstance(value, dict):
-            raise _decode_error(rt, f"metadata.{field}", "map[string]string", value)
-    for field in ("finalizers", "ownerReferences"):
-        value = meta.get(field)
-        if value is not None and not isinstance(value, list):
-            raise _decode_error(rt, f"metadata.{field}", "[]", value)
-    if rt.custom:
-        return  # the CRD schema speaks for custom resources
-    for field in ("spec", "status", "data", "stringData", "binaryData"):
-        value = obj.get(field)
-        if value is not None and not isinstance(value, dict):
-            raise _decode_error(rt, field, "object", value)
-
-
-def matches_fields(rt: ResourceType, obj: Obj, fields: tuple[FieldRequirement, ...]) -> bool:
-    values = strategies.field_values(rt, obj)
-    return all(r.matches(values) for r in fields)
-
-
-def check_field_selector(rt: ResourceType, fields: tuple[FieldRequirement, ...]) -> None:
-    allowed = {"metadata.name", *rt.field_labels}
-    if rt.namespaced:
-        allowed.add("metadata.namespace")
-    for r in fields:
-        if r.field not in allowed:
-            if rt.custom:
-                raise errors.bad_request(
-                    f'"{r.field}" is not a known field selector: only "metadata.name", '
-                    '"metadata.namespace"'
-                )
-            raise errors.bad_request(f"field label not supported: {r.field}")
-
-
-def apply_patch(rt: ResourceType, old: Obj, content_type: str, raw: bytes) -> Any:
-    """The patched document (not yet validated or stored)."""
-    ctype = content_type.split(";")[0].strip().lower()
-    if ctype not in (MERGE, STRATEGIC, JSON_PATCH):
-        raise ApiError(
-            415,
-            "UnsupportedMediaType",
-            f"the body of the request was in an unknown format - accepted media types include:"
-            f" {JSON_PATCH}, {MERGE}, {STRATEGIC}",
-        )
-    if ctype == STRATEGIC and rt.custom:
-        raise ApiError(
-            415,
-            "UnsupportedMediaType",
-            (
-                "the body of the request was in an unknown format - accepted media types "
-                "include: application/json-patch+json, application/merge-patch+json, "
-                "application/apply-patch+yaml"
-            ),
-        )
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise errors.bad_request(f"error decoding patch: {err}") from err
-    try:
-        if ctype == JSON_PATCH:
-            return json_patch(old, doc)
-        if not isinstance(doc, dict):
-            raise PatchError("a merge patch must be a JSON object")
-        return merge_patch(old, doc) if ctype == MERGE else strategic_merge(old, doc)
-    except PatchError as err:
-        if ctype == JSON_PATCH:
-            raise ApiError(
-                422,
-                "Invalid",
-                f"the server rejected our request due to an error in our request: {err}",
-            ) from err
-        raise errors.bad_request(str(err)) from err

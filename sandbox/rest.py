@@ -23,9 +23,11 @@ from common.selectors import (
 )
 from sandbox import auth, errors, protobuf, protowatch, scale, tables, validated
 from sandbox.bodies import decode, read_raw, respond
-from sandbox.operations import APPLY, Api, check_field_selector, matches_fields
+from sandbox.operations import Api
+from sandbox.patchbody import APPLY
 from sandbox.requestinfo import RequestInfo
 from sandbox.resources import Registry, ResourceType
+from sandbox.shapes import check_field_selector, matches_fields
 from sandbox.store import Obj
 from sandbox.watch import TRUE, WatchOptions, serve_watch
 

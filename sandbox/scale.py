@@ -12,7 +12,8 @@ from typing import Any
 
 from common.selectors import SelectorError, selector_from_label_selector
 from sandbox import errors
-from sandbox.operations import Api, apply_patch
+from sandbox.operations import Api
+from sandbox.patchbody import apply_patch
 from sandbox.resources import ResourceType, ScalePaths
 from sandbox.store import Obj
 

@@ -8,7 +8,8 @@ from aiohttp import web
 
 from sandbox import errors, fieldvalidation, protobuf
 from sandbox.bodies import decode, read_raw
-from sandbox.operations import Api, apply_patch
+from sandbox.operations import Api
+from sandbox.patchbody import apply_patch
 from sandbox.requestinfo import RequestInfo
 from sandbox.resources import ResourceType
 from sandbox.store import Obj
