@@ -50,6 +50,21 @@ PODS = [f"web-{i:03d}" for i in range(100)]
 EVENT_LOOP = ["auto"]  # the adapter's --event-loop in every section (set from the command line)
 
 
+async def write_gauges(prom_url: str) -> None:
+    """`bench_gauge` of every pod in PODS, two samples each, the last a few seconds old."""
+    now = time.time() - 5
+    await remote_write(
+        prom_url,
+        [
+            (
+                {"__name__": "bench_gauge", "namespace": "default", "pod": p},
+                [(now - 15, i), (now, i + 0.5)],
+            )
+            for i, p in enumerate(PODS)
+        ],
+    )
+
+
 # ---- the adapter, in a child process ---------------------------------------------------------
 
 
@@ -533,8 +548,8 @@ async def main() -> None:
     parser.add_argument(
         "--profile",
         metavar="PATH",
-        help="also write a cProfile of section 1's adapter (4 clients, --requests) to PATH; "
-        "`python bench/adapter_stages.py PATH` sorts it into stages",
+        help="also write a cProfile of section 1's adapter (4 clients, --requests) to PATH "
+        "(read it with `python -m pstats PATH`)",
     )
     args = parser.parse_args()
     EVENT_LOOP[0] = args.event_loop
@@ -543,17 +558,7 @@ async def main() -> None:
         prom = PrometheusServer(Path(tmp) / "prom")
         prom.start()
         try:
-            now = time.time() - 5
-            await remote_write(
-                prom.url,
-                [
-                    (
-                        {"__name__": "bench_gauge", "namespace": "default", "pod": p},
-                        [(now - 15, i), (now, i + 0.5)],
-                    )
-                    for i, p in enumerate(PODS)
-                ],
-            )
+            await write_gauges(prom.url)
             cert_dir = str(Path(tmp) / "certs")
             await bench_latency(
                 prom,

@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from multiprocessing import resource_tracker
 from pathlib import Path
 
@@ -30,13 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_adapter import (  # noqa: E402
-    PODS,
     WILDCARD,
     Adapter,
     _session,
     _timed,
+    write_gauges,
 )
-from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
+from sandbox.prometheus import PrometheusServer  # noqa: E402
 
 
 def _wrapper(tmp: Path) -> str:
@@ -95,17 +94,7 @@ async def main() -> None:
         prom = PrometheusServer(Path(tmp) / "prom")
         prom.start()
         try:
-            now = time.time() - 5
-            await remote_write(
-                prom.url,
-                [
-                    (
-                        {"__name__": "bench_gauge", "namespace": "default", "pod": p},
-                        [(now - 15, i), (now, i + 0.5)],
-                    )
-                    for i, p in enumerate(PODS)
-                ],
-            )
+            await write_gauges(prom.url)
             resource_tracker.ensure_running()  # before the switch: the tracker runs plainly
             mp.get_context("spawn").set_executable(_wrapper(Path(tmp)))
             cert_dir = str(Path(tmp) / "certs")

@@ -37,10 +37,10 @@ from adapter.prometheus import _parse_vector  # noqa: E402
 from adapter.server import documents  # noqa: E402
 from adapter.server.auth_seam import ALLOW_ALL  # noqa: E402
 from adapter.server.encoding import dumps  # noqa: E402
-from bench.bench_adapter import PODS, RULES  # noqa: E402
+from bench.bench_adapter import PODS, RULES, write_gauges  # noqa: E402
 from bench.bench_auth import InstantCluster, proxy_request  # noqa: E402
 from common.selectors import EVERYTHING, parse_selector  # noqa: E402
-from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
+from sandbox.prometheus import PrometheusServer  # noqa: E402
 from tests.adapter.fakes import FakeLister  # noqa: E402
 from tests.adapter.stack import make_stack  # noqa: E402
 
@@ -121,7 +121,7 @@ async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
     fetch = provider._fetch_custom
 
     class Ready:
-        async def query(self, promql: str) -> Any:
+        async def query(self, promql: str, *, rule: str = "") -> Any:
             return samples
 
     provider._backends = type("B", (), {"client": lambda self, name: Ready()})()
@@ -144,17 +144,7 @@ async def main(args: argparse.Namespace) -> None:
         prom = PrometheusServer(Path(tmp))
         prom.start()
         try:
-            now = time.time() - 5
-            await remote_write(
-                prom.url,
-                [
-                    (
-                        {"__name__": "bench_gauge", "namespace": "default", "pod": p},
-                        [(now - 15, i), (now, i + 0.5)],
-                    )
-                    for i, p in enumerate(PODS)
-                ],
-            )
+            await write_gauges(prom.url)
             rows = await measure(prom.url, args.rounds)
         finally:
             prom.close()
