@@ -13,6 +13,8 @@ import json
 import struct
 from typing import Any
 
+from sandbox.protoencode import varint as _varint
+
 MEDIA_TYPE = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"  # what clients ask for
 # what kube-openapi answers with: Go's mime parser refuses the "@" of the requested name
 CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
@@ -91,16 +93,6 @@ MESSAGES: dict[str, dict[str, Field]] = {
         "x-": ("x", 31, ""),
     },
 }
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # negative int64s are ten-byte two's complement, as protobuf says
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _tag(number: int, wire: int) -> bytes:

@@ -35,7 +35,8 @@ class CannotEncode(ValueError):
 _ONE_BYTE = [bytes((n,)) for n in range(0x80)]  # most tags and lengths: one byte, no loop
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """A protobuf varint (negative int64s as ten-byte two's complement)."""
     if 0 <= value < 0x80:
         return _ONE_BYTE[value]
     value &= (1 << 64) - 1  # negative int64s are ten-byte two's complement
@@ -48,11 +49,11 @@ def _varint(value: int) -> bytes:
 
 
 def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def _int(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value)
+    return varint(number << 3) + varint(value)
 
 
 @functools.cache  # the table never changes: one name index per message
@@ -96,7 +97,7 @@ def _value(number: int, kind: str, value: Any) -> bytes:
     if kind == "double":  # wire type 1: eight little-endian bytes
         if not isinstance(value, int | float):
             raise CannotEncode(f"field {number}: {value!r} is not a number")
-        return _varint(number << 3 | 1) + struct.pack("<d", float(value))
+        return varint(number << 3 | 1) + struct.pack("<d", float(value))
     if protomessages.is_map(kind):
         if not isinstance(value, dict):
             raise CannotEncode(f"field {number}: {value!r} is not a map")
