@@ -228,6 +228,9 @@ async def test_server_side_apply_is_approximated(kubectl):
 
 async def test_replace_of_what_get_wrote(kubectl):
     await kubectl("create", "deployment", "web", "--image=nginx:1")
+    # until the rollout is done the controllers still write status, and a replace of an older
+    # resourceVersion is a 409 (as on a real cluster)
+    await kubectl("rollout", "status", "deployment/web", "--timeout=30s")
     _, out, _ = await kubectl("get", "deployment", "web", "-o", "yaml")
     path = kubectl.tmp / "web.yaml"
     path.write_text(out.replace("replicas: 1\n", "replicas: 3\n", 1))
