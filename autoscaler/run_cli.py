@@ -17,6 +17,7 @@ from autoscaler.controller import ControllerConfig
 from autoscaler.kube.client import KubeError
 from autoscaler.kube.lease import LeaseConfig
 from autoscaler.reconcile import ControllerOptions
+from common import eventloop
 
 __all__ = ["main", "parse_duration"]
 
@@ -145,6 +146,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="check a target at zero replicas this often, to wake fast",
     )
     g.add_argument(
+        "--history-refresh",
+        type=parse_duration,
+        default=o.history_refresh,
+        metavar="DUR",
+        help="how far the stabilization history persisted in status may fall behind when "
+        "nothing else changed (at most half the downscale window): each Autoscaler writes its "
+        "status about once per this period; longer means fewer writes, and a new holder of "
+        "the Autoscaler (failover, shard move) starting from older timestamps",
+    )
+    g.add_argument(
         "--workers",
         type=_positive_int,
         default=c.workers,
@@ -271,6 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["json", "text"],
         help="json: one object per line with the autoscaler's namespace/name; text: for people",
     )
+    g.add_argument(
+        "--event-loop", choices=eventloop.EVENT_LOOPS, default="auto", help=eventloop.HELP
+    )
     return p
 
 
@@ -284,6 +298,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise ValueError("--tls-cert-file and --tls-private-key-file go together")
     if args.sync_period <= 0 or args.zero_poll_interval <= 0:
         raise ValueError("--sync-period and --zero-poll-interval must be positive")
+    if args.history_refresh <= 0:
+        raise ValueError("--history-refresh must be positive")
     return Settings(
         kubeconfig=args.kubeconfig,
         namespaces=tuple(dict.fromkeys(args.namespace)),
@@ -298,6 +314,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
             cpu_initialization_period=args.controller_cpu_initialization_period,
             initial_readiness_delay=args.controller_initial_readiness_delay,
             downscale_stabilization=args.controller_downscale_stabilization,
+            history_refresh=args.history_refresh,
         ),
         leader_elect=args.leader_elect,
         shards=args.shards,
@@ -355,8 +372,12 @@ def main(argv: list[str]) -> int:
         settings = settings_from(args)
     except ValueError as e:
         parser.error(str(e))
+    try:
+        loop = eventloop.chosen(args.event_loop)
+    except eventloop.EventLoopError as e:
+        parser.error(str(e))
     _setup_logging(args.log_level, args.log_format)
-    return asyncio.run(_run(settings))
+    return eventloop.run(_run(settings), loop=loop)
 
 
 async def _run(settings: Settings) -> int:

@@ -52,6 +52,7 @@ from bench.stackprofile import (
     request_counts,
     this_process,
 )
+from common import eventloop
 from sandbox.manifests import crd
 from sandbox.prometheus import PrometheusServer, remote_write
 from tests.controller.stack import (
@@ -335,6 +336,10 @@ class Window:
         self._end_calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
         self._rss = {n: proc_rss_mib(pid) for n, pid in self._pids.items()}
 
+    def used(self) -> dict[str, float]:
+        """CPU seconds each process spent in the window."""
+        return self._end[0].since(self._cpu)
+
     async def report(self, passes: int) -> None:
         cpu, wall = self._end
         print(f"CPU by process over {wall:.0f}s, {passes} passes:")
@@ -386,6 +391,8 @@ async def run_replicas(
         argv += [str(st.kubeconfig), "--namespace", NS, "--shards", str(args.shards)]
         argv += ["--identity", f"bench-{r}", "--out", str(tmp / f"replica-{r}.json")]
         argv += ["--sync-period", str(args.sync_period), "--workers", str(args.workers)]
+        loops = args.replica_event_loops.split(",") if args.replica_event_loops else []
+        argv += ["--event-loop", loops[r % len(loops)] if loops else args.event_loop]
         with (tmp / f"replica-{r}.log").open("wb") as log:
             procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))  # noqa: ASYNC220 - starts at once
     try:
@@ -417,8 +424,14 @@ async def run_replicas(
     print(f"{args.replicas} replicas, {args.shards} shards, over {end - start:.0f}s")
     print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
     print(f"  pass duration   p50 {ms(durations, 0.5)}   p99 {ms(durations, 0.99)}")
+    used = window.used()
     for r, rec in enumerate(records):
-        print(f"  replica-{r}: {len(rec)} passes, RSS {rss[r]:.0f} MiB")
+        own = 1000 * used[f"replica-{r}"] / max(1, len(rec))
+        loop = procs[r].args[procs[r].args.index("--event-loop") + 1]
+        print(
+            f"  replica-{r} ({loop}): {len(rec)} passes, {own:.2f} ms CPU per own pass, "
+            f"RSS {rss[r]:.0f} MiB"
+        )
 
 
 def ms(values: list[float], q: float) -> str:
@@ -608,6 +621,20 @@ async def main() -> None:
     )
     p.add_argument("--sync-period", type=float, default=15.0)
     p.add_argument("--workers", type=int, default=32)
+    p.add_argument(
+        "--event-loop",
+        choices=eventloop.EVENT_LOOPS,
+        default="auto",
+        help="the controller's event loop (this process's and every --replicas process's), "
+        "as the controller's own --event-loop",
+    )
+    p.add_argument(
+        "--replica-event-loops",
+        default="",
+        metavar="LOOP,LOOP",
+        help="with --replicas: each replica's loop in turn (e.g. uvloop,asyncio), so two loops "
+        "are compared side by side under the same load at the same time",
+    )
     p.add_argument("--wake-trials", type=int, default=5)
     p.add_argument(
         "--controls",
@@ -771,5 +798,12 @@ async def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _loop_arg() -> str:
+    """--event-loop, read before the loop it names starts (main() parses the rest)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
+    return str(p.parse_known_args()[0].event_loop)
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    eventloop.run(main(), loop=_loop_arg())

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.kube.lease import LeaseConfig
+from common import eventloop
 
 
 async def main() -> None:
@@ -35,6 +36,7 @@ async def main() -> None:
     p.add_argument("--sync-period", type=float, default=15.0)
     p.add_argument("--workers", type=int, default=32)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
     args = p.parse_args()
     passes: list[tuple[float, float, float]] = []  # (wall start, lag, duration) in seconds
     original = Controller._pass
@@ -70,4 +72,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    loop = argparse.ArgumentParser(add_help=False)
+    loop.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
+    eventloop.run(main(), loop=loop.parse_known_args()[0].event_loop)

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from autoscaler.core.fields import DocumentError, duration_ns
+from common import eventloop
 from sandbox import state
 from sandbox.auth import PolicyError, parse_policy
 from sandbox.eventttl import EVENT_TTL
@@ -81,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="how long an Event is kept after its last write, as kube-apiserver's flag "
         "(a Go duration; default 1h0m0s)",
+    )
+    serve.add_argument(
+        "--event-loop", choices=eventloop.EVENT_LOOPS, default="auto", help=eventloop.HELP
     )
     return parser
 
@@ -153,7 +157,12 @@ async def _serve(config: SandboxConfig) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        args.event_loop = eventloop.chosen(args.event_loop)
+    except eventloop.EventLoopError as err:
+        parser.error(str(err))
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -192,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         event_ttl=args.event_ttl,
     )
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config))
+        eventloop.run(_serve(config), loop=args.event_loop)
     return 0
 
 

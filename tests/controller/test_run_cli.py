@@ -58,6 +58,8 @@ def test_flags_become_settings():
             "1m",
             "--shards",
             "8",
+            "--history-refresh",
+            "2m30s",
         ]
     )
     s = settings_from(args)
@@ -74,6 +76,8 @@ def test_flags_become_settings():
     assert s.options.tolerance == 0.2
     assert s.options.downscale_stabilization == 60
     assert s.shards == 8
+    assert s.options.history_refresh == 150
+    assert settings_from(build_parser().parse_args([])).options.history_refresh == 60
 
 
 @pytest.mark.parametrize(
@@ -84,6 +88,8 @@ def test_flags_become_settings():
         pytest.param(["--shards", "0"], "--shards", id="zero-shards"),
         pytest.param(["--metrics-port", "70000"], "--metrics-port", id="bad-port"),
         pytest.param(["--bogus"], "unrecognized", id="unknown-flag"),
+        pytest.param(["--event-loop", "tokio"], "--event-loop", id="unknown-event-loop"),
+        pytest.param(["--history-refresh", "0s"], "--history-refresh", id="zero-history-refresh"),
         pytest.param(["--tls-cert-file", "c.pem"], "--tls-private-key-file", id="cert-without-key"),
         pytest.param(
             ["--leader-elect-renew-deadline", "20s"], "renew-deadline", id="renew-over-lease"
@@ -146,3 +152,34 @@ def test_every_flag_explains_itself_and_durations_read_as_typed():
     assert "(default: 5m)" in text  # --controller-downscale-stabilization
     assert "default: None" not in text
     assert "==SUPPRESS==" not in text
+
+
+def test_the_controller_runs_on_the_event_loop_asked_for(monkeypatch):
+    """--event-loop auto takes uvloop where installed (it is a dependency here), asyncio when
+    asked; the coroutine handed over is the controller's."""
+    from autoscaler import run_cli
+
+    ran: list[str] = []
+
+    def fake_run(main_coro, *, loop):
+        ran.append(loop)
+        main_coro.close()
+        return 0
+
+    monkeypatch.setattr(run_cli.eventloop, "run", fake_run)
+    assert main(["--kubeconfig", "/nowhere"]) == 0
+    assert main(["--kubeconfig", "/nowhere", "--event-loop", "asyncio"]) == 0
+    assert ran == ["uvloop", "asyncio"]
+
+
+def test_uvloop_asked_for_but_missing_is_a_flag_error(monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "uvloop" else real(name, *a)
+    )
+    with pytest.raises(SystemExit) as exit_:
+        main(["--event-loop", "uvloop"])
+    assert exit_.value.code == 2
+    assert "uvloop package is not installed" in capsys.readouterr().err

@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 
+@pytest.mark.parametrize("loop", ["auto", "asyncio"])  # auto: uvloop, a dependency here
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
-async def test_serve_writes_kubeconfig_and_exits_zero_on_signal(tmp_path, sig):
+async def test_serve_writes_kubeconfig_and_exits_zero_on_signal(tmp_path, sig, loop):
     kubeconfig = tmp_path / "kube" / "config"
     policy = tmp_path / "policy.yaml"
     policy.write_text(yaml.safe_dump({"users": [{"name": "viewer", "token": "view-token"}]}))
@@ -28,6 +29,8 @@ async def test_serve_writes_kubeconfig_and_exits_zero_on_signal(tmp_path, sig):
         str(policy),
         "--pod-ready-delay",
         "0.1",
+        "--event-loop",
+        loop,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -78,3 +81,22 @@ async def test_bad_config_is_reported_with_exit_2(tmp_path):
     _, err = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 2
     assert "rules[0].verbs" in err.decode()
+
+
+async def test_an_unknown_event_loop_is_reported_with_exit_2(tmp_path):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "sandbox",
+        "serve",
+        "--kubeconfig",
+        str(tmp_path / "k"),
+        "--event-loop",
+        "tokio",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), 20)
+    assert proc.returncode == 2
+    assert "--event-loop" in err.decode()
+    assert "Traceback" not in err.decode()
