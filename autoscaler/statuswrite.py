@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from autoscaler.cluster import Cluster, ClusterError
@@ -119,11 +120,16 @@ def _down_window(spec: Mapping[str, Any], options: ControllerOptions) -> float:
     return float(options.downscale_stabilization if window is None else window)
 
 
+# History timestamps are whole seconds and every Autoscaler's pass stamps the same clock, so a
+# few thousand distinct stamps cover the downscale windows of all of them: parse each once.
+_stamp = lru_cache(maxsize=4096)(parse_time)
+
+
 def _age(before: list[Any], after: list[Any]) -> float:
     """Seconds between the newest persisted recommendation and the newest new one."""
     try:
-        old = max(parse_time(str(r["timestamp"])) for r in before)
-        new = max(parse_time(str(r["timestamp"])) for r in after)
+        old = max(_stamp(str(r["timestamp"])) for r in before)
+        new = max(_stamp(str(r["timestamp"])) for r in after)
     except (KeyError, ValueError):  # empty or unparsable: refresh
         return float("inf")
     return (new - old).total_seconds()

@@ -25,8 +25,10 @@ ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
 
 
 # Selectors are immutable and an HPA sends the same one every sync: parse each text once (a
-# failure is not kept, so a bad one is refused every time)
-_parse = lru_cache(maxsize=1024)(parse_selector)
+# failure is not kept, so a bad one is refused every time). Each Autoscaler of Pods metrics
+# sends its own target's selector: room for 16,384 of them (a few MB), or a large cluster's
+# selectors would cycle through a smaller cache and none would ever be found in it.
+_parse = lru_cache(maxsize=16_384)(parse_selector)
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:

@@ -47,6 +47,9 @@ def measure(
 
 
 _SELECTORS: dict[str, str | None] = {}
+# one selector per target: room for every target of a large cluster, or the memo fills up and
+# the rest are parsed again on every pass (at 10,000 Autoscalers, 3% of the controller's CPU)
+_SELECTORS_LIMIT = 65_536
 
 
 def selector_problem(text: str) -> str | None:
@@ -58,6 +61,6 @@ def selector_problem(text: str) -> str | None:
         problem = None
     except SelectorError as e:
         problem = str(e)
-    if len(_SELECTORS) < 4096:
+    if len(_SELECTORS) < _SELECTORS_LIMIT:
         _SELECTORS[text] = problem
     return problem

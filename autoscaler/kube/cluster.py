@@ -214,7 +214,7 @@ def _index(index: LabelIndex[str], kind: str, pod: JSON) -> None:
         index.put(key, meta.get("labels") or {})
 
 
-@functools.lru_cache(maxsize=16_384)  # a target's selector, parsed once (one per target)
+@functools.lru_cache(maxsize=65_536)  # a target's selector, parsed once (one per target)
 def _pod_selector(text: str) -> Selector:
     return parse_selector(text)
 
