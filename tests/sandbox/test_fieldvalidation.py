@@ -13,7 +13,7 @@ import pytest
 from common.selectors import parse_selector
 from sandbox import fieldvalidation
 from sandbox.manifests import crd
-from sandbox.resources import BUILTIN
+from sandbox.resources import BUILTIN, ResourceType
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 
@@ -261,3 +261,48 @@ async def test_what_the_sandbox_itself_writes_has_no_unknown_fields(sandbox, kub
             assert not findings, (rt.kind, findings)
             checked += 1
     assert checked > 5
+
+
+def _thing_type(spec_fields: list[str]) -> ResourceType:
+    props = {f: {"type": "string"} for f in spec_fields}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}
+    return ResourceType(
+        group="example.com",
+        version="v1",
+        plural="things",
+        kind="Thing",
+        namespaced=True,
+        custom=True,
+        schema=schema,
+    )
+
+
+def _thing(rv: str, **spec: str) -> dict[str, object]:
+    meta = {"name": "t", "namespace": "default", "uid": "u-1", "resourceVersion": rv}
+    return {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": meta, "spec": spec}
+
+
+def test_a_patch_warns_only_of_unknown_fields_it_brings_whatever_was_remembered():
+    """What a stored version holds unknown is remembered per (type, uid, resourceVersion); a
+    CRD update (a new schema) must not reuse what the old schema found, nor a new version what
+    the old version held."""
+    known_a = _thing_type(["a", "b"])
+    stored = _thing("7", a="1", b="2")
+    _, unknown = fieldvalidation.unknown_after_patch(
+        known_a, stored, _thing("7", a="1", b="3", c="x")
+    )
+    assert unknown == ['unknown field "spec.c"']
+    assert fieldvalidation.unknown_after_patch(known_a, stored, _thing("7", a="9", b="2"))[1] == []
+    # the CRD drops `b`: the stored object already holds it, so a patch keeping it is not warned
+    # of (what the stored version held was found again under the new schema, not remembered)
+    known_a_only = _thing_type(["a"])
+    assert known_a_only == known_a  # the same served type: only the schema object differs
+    _, unknown = fieldvalidation.unknown_after_patch(
+        known_a_only, stored, _thing("7", a="5", b="2")
+    )
+    assert unknown == []
+    # a new stored version without `b`: a patch bringing it back is warned of
+    _, unknown = fieldvalidation.unknown_after_patch(
+        known_a_only, _thing("8", a="5"), _thing("8", a="5", b="2")
+    )
+    assert unknown == ['unknown field "spec.b"']
