@@ -525,3 +525,17 @@ async def test_identical_requests_within_the_ttl_share_one_answer(aiohttp_client
     guard.deny = True
     await get(client, path, 401)  # the guard still decides every request
     assert guard.admitted == 6
+
+
+def test_ten_thousand_autoscalers_selectors_each_parsed_once():
+    """Every Autoscaler (or HPA) of Pods metrics sends its own target's selector each sync: the
+    memo holds all of a 10,000-Autoscaler cluster's, so the second sync parses none."""
+    from adapter.server import routes
+
+    routes._parse.cache_clear()
+    texts = [f"app=web-{i}" for i in range(10_000)]
+    first = [routes._parse(t) for t in texts]
+    before = routes._parse.cache_info()
+    assert [routes._parse(t) for t in texts] == first
+    after = routes._parse.cache_info()
+    assert (after.hits - before.hits, after.misses - before.misses) == (10_000, 0)
