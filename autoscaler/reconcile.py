@@ -144,6 +144,8 @@ class Reconciler:
                 return failure("PodsUnavailable", pods_error)
             return await self._cluster.fetch_metric(ns, m, pod_selector=sel)
 
+        if len(specs) == 1:  # the usual case: no task to gather
+            return [await one(specs[0])], pods
         return list(await asyncio.gather(*(one(m) for m in specs))), pods
 
     async def _act(

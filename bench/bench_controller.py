@@ -629,6 +629,14 @@ async def main() -> None:
         "as the controller's own --event-loop",
     )
     p.add_argument(
+        "--adapter-args",
+        default="--batch-window 5s --metrics-relist-interval 30s",
+        metavar="FLAGS",
+        help="flags added to the adapter's (the test stack's are tuned for 1 s sync periods: "
+        "a 500ms batch window, discovery every second); the default is the adapter's own batch "
+        "window for a 15 s sync period, and discovery twice a minute",
+    )
+    p.add_argument(
         "--replica-event-loops",
         default="",
         metavar="LOOP,LOOP",
@@ -698,8 +706,13 @@ async def main() -> None:
         from sandbox.server import Pki  # noqa: F401 - the front-proxy CA file sits in --dir
 
         adapter, port = _start_adapter(
-            tmp, kubeconfig, prom.url, tmp / "pki" / "requestheader-ca.crt"
+            tmp,
+            kubeconfig,
+            prom.url,
+            tmp / "pki" / "requestheader-ca.crt",
+            tuple(args.adapter_args.split()),
         )
+        print(f"adapter flags beyond the test stack's: {args.adapter_args or '(none)'}")
         await _register_adapter(kube, port)
         st = Stack(kubeconfig, kube, prom, prom.url, namespace=NS, tmp=tmp)
         await st.apply_crd()

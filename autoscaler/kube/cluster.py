@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+import orjson
+
 from autoscaler.cluster import ClusterError, Scale
 from autoscaler.kube.client import MERGE_PATCH, KubeClient, KubeError
 from autoscaler.kube.discovery import Discovery
@@ -128,7 +130,8 @@ class KubeCluster:
             self._pods[namespace] = informer
             informer.start()
         try:
-            await asyncio.wait_for(informer.synced.wait(), timeout=self._kube.timeout)
+            if not informer.synced.is_set():  # a wait_for per pass costs a task and a timer
+                await asyncio.wait_for(informer.synced.wait(), timeout=self._kube.timeout)
         except TimeoutError as e:
             raise ClusterError("PodsUnavailable", f"pods of {namespace} not listed yet") from e
         pods = informer.objects
@@ -221,9 +224,18 @@ def _pod_selector(text: str) -> Selector:
 
 def _metric_query(identifier: Mapping[str, Any], param: str) -> tuple[str, list[tuple[str, str]]]:
     """The metric name and its selector as a query parameter (omitted when empty, as upstream)."""
-    selector = selector_from_label_selector(identifier.get("selector"))
-    query = [] if selector.empty else [(param, str(selector))]
+    raw = identifier.get("selector")
+    text = "" if raw is None else _selector_text(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS))
+    query = [(param, text)] if text else []
     return str(identifier.get("name", "")), query
+
+
+@functools.lru_cache(maxsize=65_536)  # a metric's selector, rendered once (a few per Autoscaler)
+def _selector_text(raw: bytes) -> str:
+    """The query-parameter form of a `metav1.LabelSelector` given as its canonical JSON ("" when
+    it selects everything); raises SelectorError (not remembered) for a bad one."""
+    selector = selector_from_label_selector(orjson.loads(raw))
+    return "" if selector.empty else str(selector)
 
 
 def _nonempty(key: str, items: Any, empty_error: str) -> JSON:

@@ -211,3 +211,41 @@ async def test_status_is_a_merge_patch_of_the_status_subresource():
     kube = FakeKube({path: {"status": {}}})
     await KubeCluster(kube).patch_status("ns", "web", {"desiredReplicas": 2})  # type: ignore[arg-type]
     assert kube.calls == [("PATCH", path, [])]
+
+
+@pytest.mark.parametrize(
+    ("selector", "query"),
+    [
+        pytest.param(None, [], id="absent"),
+        pytest.param({}, [], id="empty-selects-everything"),
+        pytest.param({"matchLabels": {}}, [], id="empty-match-labels"),
+        pytest.param(SEL, [("labelSelector", "env in (dev,prod),queue=jobs")], id="full"),
+        pytest.param(
+            {"matchExpressions": SEL["matchExpressions"], "matchLabels": SEL["matchLabels"]},
+            [("labelSelector", "env in (dev,prod),queue=jobs")],
+            id="keys-in-another-order",
+        ),
+    ],
+)
+async def test_a_metric_selector_is_rendered_the_same_every_pass(selector, query):
+    """Each pass renders the metric's selector (remembered by its JSON); the first and later
+    passes send the same parameter."""
+    path = "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/q"
+    kube = FakeKube({path: ITEM})
+    metric = {"type": "External", "external": {"metric": {"name": "q", "selector": selector}}}
+    cluster = KubeCluster(kube)  # type: ignore[arg-type]
+    for _ in range(2):
+        assert await cluster.fetch_metric("ns", metric, pod_selector="") == ITEM
+        assert kube.calls[-1] == ("GET", path, query)
+
+
+async def test_a_bad_metric_selector_fails_every_pass_without_a_request():
+    bad = {"matchExpressions": [{"key": "env", "operator": "Near", "values": ["x"]}]}
+    metric = {"type": "External", "external": {"metric": {"name": "q", "selector": bad}}}
+    kube = FakeKube()
+    cluster = KubeCluster(kube)  # type: ignore[arg-type]
+    for _ in range(2):
+        entry = await cluster.fetch_metric("ns", metric, pod_selector="")
+        assert entry["reason"] == "InvalidSelector"
+        assert "selector.matchExpressions[0].operator" in entry["error"]
+    assert kube.calls == []
