@@ -86,10 +86,10 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def start_sandbox(tmp: Path) -> tuple[subprocess.Popen[bytes], Path]:
+def start_sandbox(tmp: Path, loop: str = "auto") -> tuple[subprocess.Popen[bytes], Path]:
     """`promscaler-sandbox serve` as its own process; returns once it serves."""
     kubeconfig = tmp / "kubeconfig"
-    argv = [sys.executable, "-m", "sandbox", "serve", "--port", "0"]
+    argv = [sys.executable, "-m", "sandbox", "serve", "--port", "0", "--event-loop", loop]
     argv += ["--kubeconfig", str(kubeconfig), "--dir", str(tmp / "pki")]
     argv += ["--pod-ready-delay", "0.2"]
     with (tmp / "sandbox.log").open("wb") as err:
@@ -629,6 +629,12 @@ async def main() -> None:
         "as the controller's own --event-loop",
     )
     p.add_argument(
+        "--sandbox-event-loop",
+        choices=eventloop.EVENT_LOOPS,
+        default="auto",
+        help="the sandbox's --event-loop",
+    )
+    p.add_argument(
         "--adapter-args",
         default="--batch-window 5s --metrics-relist-interval 30s",
         metavar="FLAGS",
@@ -698,7 +704,7 @@ async def main() -> None:
     (tmp / "prometheus").mkdir()
     prom = PrometheusServer(tmp / "prometheus")
     prom.start()
-    sandbox, kubeconfig = start_sandbox(tmp)
+    sandbox, kubeconfig = start_sandbox(tmp, args.sandbox_event_loop)
     adapter = None
     kube: KubeClient | None = None
     try:
