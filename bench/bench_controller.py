@@ -42,6 +42,7 @@ from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeClient, connect
+from autoscaler.options import ControllerOptions
 from bench.stackprofile import (
     CpuMark,
     Profiler,
@@ -629,6 +630,13 @@ async def main() -> None:
         "as the controller's own --event-loop",
     )
     p.add_argument(
+        "--history-refresh",
+        type=float,
+        default=ControllerOptions().history_refresh,
+        metavar="SECONDS",
+        help="the controller's --history-refresh (one-replica run)",
+    )
+    p.add_argument(
         "--sandbox-event-loop",
         choices=eventloop.EVENT_LOOPS,
         default="auto",
@@ -738,6 +746,7 @@ async def main() -> None:
             kubeconfig=str(kubeconfig),
             namespaces=(NS,),
             controller=ControllerConfig(sync_period=args.sync_period, workers=args.workers),
+            options=ControllerOptions(history_refresh=args.history_refresh),
             metrics_port=0,
         )
         original_pass = Controller._pass
