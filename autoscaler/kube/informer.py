@@ -6,7 +6,10 @@ connection lost, the server restarting) is resumed from the last resourceVersion
 reflector does; only 410 Gone (that version is no longer kept) or a failed LIST lists again, so
 a reconnect at 10,000 objects costs one WATCH, not a LIST of them all. Callers read `objects` at
 any time and may pass `on_event` to hear about changes, and `transform` to keep less of each
-object (client-go's SetTransform).
+object (client-go's SetTransform). `metadata.managedFields` is never kept: a real API server
+puts it on every object (often a third of its bytes), no pass reads it, and at 10,000
+Autoscalers and their pods it would be most of what the caches hold (controller-runtime strips
+it the same way).
 """
 
 from __future__ import annotations
@@ -25,6 +28,13 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 OnEvent = Callable[[str, JSON], None]  # (ADDED | MODIFIED | DELETED, object)
 Transform = Callable[[JSON], JSON]
+
+
+def _without_managed_fields(obj: JSON) -> JSON:
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
 
 
 def object_key(obj: JSON) -> str:
@@ -117,7 +127,7 @@ class Informer:
     async def _list(self) -> str:
         doc = await self._kube.request("GET", self.path, query=self._query(), request_timeout=60)
         keep = self._transform or (lambda o: o)
-        fresh = {object_key(o): keep(o) for o in doc.get("items") or []}
+        fresh = {object_key(o): keep(_without_managed_fields(o)) for o in doc.get("items") or []}
         old, self.objects = self.objects, fresh
         for key, obj in fresh.items():
             if self._on_event and old.get(key) != obj:
@@ -145,6 +155,7 @@ class Informer:
             self.live = True
             if kind == "BOOKMARK":
                 continue
+            obj = _without_managed_fields(obj)
             if self._transform is not None:
                 obj = self._transform(obj)
             key = object_key(obj)

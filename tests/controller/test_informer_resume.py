@@ -48,3 +48,33 @@ async def test_reconnect(error: Exception | None, lists: int) -> None:
         assert seen[-1] == ("MODIFIED", 7)
     finally:
         await informer.stop()
+
+
+async def test_managed_fields_are_not_kept_from_lists_or_watch_events() -> None:
+    """A real API server sets metadata.managedFields on every object; the caches drop it."""
+    managed = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+
+    class ManagedApi(FakeApi):
+        def obj(self) -> dict[str, Any]:
+            doc = super().obj()
+            doc["metadata"]["managedFields"] = managed
+            return doc
+
+    api = ManagedApi()
+    seen: list[dict[str, Any]] = []
+    informer = Informer(api, COLLECTION, on_event=lambda kind, obj: seen.append(obj))  # type: ignore[arg-type]
+    informer.start()
+    try:
+        await settle()
+        listed = informer.objects["ns/web"]
+        assert "managedFields" not in listed["metadata"]
+        assert listed["metadata"]["resourceVersion"] == "10"
+        api.change(5)
+        await settle()
+        watched = informer.objects["ns/web"]
+        assert watched["spec"]["replicas"] == 5
+        assert "managedFields" not in watched["metadata"]
+        assert seen
+        assert all("managedFields" not in o["metadata"] for o in seen)
+    finally:
+        await informer.stop()
