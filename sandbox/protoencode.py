@@ -177,10 +177,35 @@ def _list(top: str, body: dict[str, Any]) -> bytes:
     return _field(1, meta_raw) + items
 
 
+def accept_clauses(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """Accept's media types with their parameters, most preferred first (by q, then order)."""
+    found: list[tuple[float, int, str, dict[str, str]]] = []
+    for index, clause in enumerate(accept.split(",")):
+        media, *raw_params = (part.strip() for part in clause.split(";"))
+        params = dict(p.partition("=")[::2] for p in raw_params if p)
+        try:
+            q = float(params.pop("q", "1"))
+        except ValueError:
+            q = 0.0  # a malformed weight: skipped, as goautoneg does
+        if media and q > 0:
+            found.append((-q, index, media.lower(), params))
+    return [(media, params) for _, _, media, params in sorted(found)]
+
+
+# clauses that select JSON: what upstream's negotiation matches against its first serializer
+JSON_MEDIA = ("application/json", "application/*", "*/*")
+
+
 def wants_protobuf(accept: str) -> bool:
-    """The client lists protobuf first (kubectl and most clients list JSON first, or only)."""
-    first = accept.split(",")[0].split(";")[0].strip().lower()
-    return first == MEDIA_TYPE
+    """Protobuf is the client's most preferred type the sandbox writes (by q, then order, as
+    upstream's negotiation); JSON otherwise (kubectl and most clients prefer JSON, or list
+    only it). Protobuf Tables (`as=Table`) are not written: such a clause is passed over."""
+    for media, params in accept_clauses(accept):
+        if media == MEDIA_TYPE and "as" not in params:
+            return True
+        if media in JSON_MEDIA:
+            return False
+    return False
 
 
 def negotiate(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:

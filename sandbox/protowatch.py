@@ -15,9 +15,11 @@ from typing import Any
 
 from sandbox import errors, protomessages
 from sandbox.protoencode import (
+    JSON_MEDIA,
     MEDIA_TYPE,
     CannotEncode,
     _field,  # the same wire writer as responses
+    accept_clauses,
     encode,
     encode_message,
     envelope,
@@ -25,31 +27,14 @@ from sandbox.protoencode import (
 
 CONTENT_TYPE = f"{MEDIA_TYPE};stream=watch"
 JSON_STREAM = "application/json;stream=watch"
-# clauses that select JSON: what upstream's negotiation matches against its first serializer
-_JSON = ("application/json", "application/*", "*/*")
 
 __all__ = ["CONTENT_TYPE", "CannotEncode", "accepts_json", "frame", "negotiate"]
-
-
-def _clauses(accept: str) -> list[tuple[str, dict[str, str]]]:
-    """Accept's media types with their parameters, most preferred first (by q, then order)."""
-    found: list[tuple[float, int, str, dict[str, str]]] = []
-    for index, clause in enumerate(accept.split(",")):
-        media, *raw_params = (part.strip() for part in clause.split(";"))
-        params = dict(p.partition("=")[::2] for p in raw_params if p)
-        try:
-            q = float(params.pop("q", "1"))
-        except ValueError:
-            q = 0.0  # a malformed weight: skipped, as goautoneg does
-        if media and q > 0:
-            found.append((-q, index, media.lower(), params))
-    return [(media, params) for _, _, media, params in sorted(found)]
 
 
 def _streamable(accept: str) -> list[str]:
     """Media types of the clauses a watch can be served as, in the client's preference."""
     found = []
-    for media, params in _clauses(accept):
+    for media, params in accept_clauses(accept):
         if params.get("stream", "watch") != "watch":
             continue  # another stream schema than watch matches nothing, as upstream
         if media == MEDIA_TYPE and "as" in params:
@@ -64,7 +49,7 @@ def negotiate(accept: str, *, api_version: str, kind: str) -> bool:
     if not accept.strip():
         return False  # no Accept: the server's first serializer, JSON
     for media in _streamable(accept):
-        if media in _JSON:
+        if media in JSON_MEDIA:
             return False
         if media == MEDIA_TYPE and protobuf_ok:
             return True
@@ -74,7 +59,7 @@ def negotiate(accept: str, *, api_version: str, kind: str) -> bool:
 
 def accepts_json(accept: str) -> bool:
     """Whether JSON would do too, for a stream whose first objects protobuf cannot say."""
-    return not accept.strip() or any(m in _JSON for m in _streamable(accept))
+    return not accept.strip() or any(m in JSON_MEDIA for m in _streamable(accept))
 
 
 def _length_delimited(message: bytes) -> bytes:

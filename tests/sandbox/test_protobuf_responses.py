@@ -47,6 +47,24 @@ def test_what_the_table_cannot_encode_whole_is_refused(doc):
         pytest.param("application/vnd.kubernetes.protobuf", True, id="pb-only"),
         pytest.param("application/json, application/vnd.kubernetes.protobuf", False, id="json"),
         pytest.param("", False, id="none"),
+        pytest.param(
+            "application/json;q=0.5, application/vnd.kubernetes.protobuf",
+            True,
+            id="json-weighed-down",
+        ),
+        pytest.param(
+            "application/vnd.kubernetes.protobuf;q=0.5, application/json",
+            False,
+            id="pb-weighed-down",
+        ),
+        pytest.param("application/vnd.kubernetes.protobuf;q=0, */*", False, id="pb-refused"),
+        pytest.param("application/vnd.kubernetes.protobuf, */*", True, id="pb-then-anything"),
+        pytest.param("*/*;q=0.8, application/vnd.kubernetes.protobuf", True, id="pb-over-wildcard"),
+        pytest.param(
+            "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json",
+            False,
+            id="pb-table-not-written",
+        ),
     ],
 )
 def test_who_gets_protobuf(accept, want):
