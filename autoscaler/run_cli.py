@@ -152,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DUR",
         help="how far the stabilization history persisted in status may fall behind when "
         "nothing else changed (at most half the downscale window): each Autoscaler writes its "
-        "status about once per this period; longer means fewer writes, and a new holder of "
-        "the Autoscaler (failover, shard move) starting from older timestamps",
+        "status about once per this period; longer means fewer writes, and a replica taking "
+        "an Autoscaler over after a crash starting from older timestamps",
     )
     g.add_argument(
         "--workers",
