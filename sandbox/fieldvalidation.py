@@ -15,7 +15,6 @@ object went through a map). For custom resources, duplicates first, then unknown
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -270,29 +269,6 @@ def patch_findings(ctype: str, raw: bytes) -> list[str]:
 def unknown_after_patch(rt: ResourceType, old: Any, patched: Any) -> tuple[Any, list[str]]:
     """The patched object cleaned, and unknown fields the patch brought (not already stored)."""
     cleaned, found = check(rt, patched, dups={}, document_order=False)
-    known = _stored_findings(rt, old)
+    _, before = check(rt, old, dups={}, document_order=False)
+    known = set(before.messages)
     return cleaned, [m for m in found.messages if m not in known]
-
-
-# What a stored version of an object holds that its schema does not know is fixed for as long
-# as that version is stored: found once per (type, uid, resourceVersion), not on every patch
-# (a controller patching status every pass walked the whole stored object each time).
-_STORED: OrderedDict[tuple[ResourceType, str, str], tuple[Any, frozenset[str]]] = OrderedDict()
-_STORED_LIMIT = 8192
-
-
-def _stored_findings(rt: ResourceType, old: Any) -> frozenset[str]:
-    meta = old.get("metadata") if isinstance(old, Mapping) else None
-    uid, version = (meta.get("uid"), meta.get("resourceVersion")) if meta else (None, None)
-    if not (isinstance(uid, str) and isinstance(version, str) and uid and version):
-        return frozenset(check(rt, old, dups={}, document_order=False)[1].messages)
-    key = (rt, uid, version)
-    hit = _STORED.get(key)
-    if hit is not None and hit[0] is rt.schema:  # a CRD update brings a new schema object
-        _STORED.move_to_end(key)
-        return hit[1]
-    known = frozenset(check(rt, old, dups={}, document_order=False)[1].messages)
-    _STORED[key] = (rt.schema, known)
-    if len(_STORED) > _STORED_LIMIT:
-        _STORED.popitem(last=False)
-    return known

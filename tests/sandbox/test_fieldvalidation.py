@@ -282,10 +282,10 @@ def _thing(rv: str, **spec: str) -> dict[str, object]:
     return {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": meta, "spec": spec}
 
 
-def test_a_patch_warns_only_of_unknown_fields_it_brings_whatever_was_remembered():
-    """What a stored version holds unknown is remembered per (type, uid, resourceVersion); a
-    CRD update (a new schema) must not reuse what the old schema found, nor a new version what
-    the old version held."""
+def test_a_patch_warns_only_of_unknown_fields_it_brings():
+    """Fields the stored object already holds are not warned of again, judged under the schema
+    served now (a CRD update may have made them unknown); a new stored version without them
+    is warned of when a patch brings them back."""
     known_a = _thing_type(["a", "b"])
     stored = _thing("7", a="1", b="2")
     _, unknown = fieldvalidation.unknown_after_patch(
