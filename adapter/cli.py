@@ -18,6 +18,7 @@ from adapter.partial import WARNINGS_POLICIES
 from adapter.prometheus import PrometheusOptions
 from adapter.prometheus_auth import COMPRESSIONS
 from adapter.server.tls import GO_CIPHERS, TLS13_SUITES, TLS_VERSIONS, TLSOptions
+from common.eventloop import HELP as EVENT_LOOP_HELP
 
 PROG = "promscaler-adapter"
 BATCH_WINDOW = 5.0  # seconds: a third of the HPA's 15 s sync period, under any usual scrape
@@ -273,8 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--event-loop",
         choices=EVENT_LOOPS,
         default="auto",
-        help="asyncio event loop: uvloop (libuv; its TLS transport and callbacks in C, less "
-        "CPU per request), asyncio (the standard library's), or auto: uvloop when installed",
+        help=EVENT_LOOP_HELP,
     )
 
     g = parser.add_argument_group("Kubernetes")
