@@ -147,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="answer Pods and Object metric requests from one namespace-wide query per metric, "
         "shared for this long by every request in the namespace, whatever objects it names "
-        "(External requests with the same query share it likewise); so Prometheus sees one "
+        "(External requests share one query per metric when the rule groups by every label "
+        "their selectors name, or when their queries are the same); so Prometheus sees one "
         "query per metric and namespace instead of one per HPA. Default 5s: a third of the "
         "HPA's 15s sync period, and shorter than any usual scrape interval, so a shared "
         "answer is at most one scrape behind; 0 disables (one query per request)",

@@ -7,6 +7,10 @@ labelSelector) sent by 8 keep-alive clients as fast as the adapter answers, once
 own query log (`global.query_log_file`), the burst's duration, and the adapter process's CPU per
 1,000 requests. The adapter runs in a child process over HTTPS (bench_adapter.Adapter); a real
 Prometheus is fed by remote write. Everything talks to 127.0.0.1 only.
+
+Then the same for N External-metric requests, each Autoscaler asking for its own queue
+(`labelSelector=queue=q<i>`) of one rule that sums by queue: batched, one selector-less query
+per window answers them all.
 """
 
 from __future__ import annotations
@@ -30,12 +34,20 @@ from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
 NAMESPACES = [f"team-{i}" for i in range(10)]
 METRICS = ["requests_per_second", "queue_length", "busy_workers"]
 PODS_PER_APP = 3
-RULES = "rules:\n" + "".join(
-    f"""- seriesQuery: '{m}{{namespace!="",pod!=""}}'
+RULES = (
+    "rules:\n"
+    + "".join(
+        f"""- seriesQuery: '{m}{{namespace!="",pod!=""}}'
   resources: {{overrides: {{namespace: {{resource: namespace}}, pod: {{resource: pod}}}}}}
   metricsQuery: 'sum(<<.Series>>{{<<.LabelMatchers>>}}) by (<<.GroupBy>>)'
 """
-    for m in METRICS
+        for m in METRICS
+    )
+    + """externalRules:
+- seriesQuery: 'queue_depth{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+"""
 )
 
 
@@ -66,6 +78,14 @@ def _paths(autoscalers: int) -> list[str]:
     return out
 
 
+def _external_paths(autoscalers: int) -> list[str]:
+    return [
+        f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{NAMESPACES[i % len(NAMESPACES)]}"
+        f"/queue_depth?labelSelector=queue%3Dq{i}"
+        for i in range(autoscalers)
+    ]
+
+
 async def _burst(adapter: Adapter, paths: list[str], clients: int) -> float:
     queue = list(reversed(paths))
     async with _session(limit=clients) as s:
@@ -80,8 +100,15 @@ async def _burst(adapter: Adapter, paths: list[str], clients: int) -> float:
 
 
 async def run(
-    prom: PrometheusServer, cert_dir: str, *, autoscalers: int, window: float, clients: int
+    prom: PrometheusServer,
+    cert_dir: str,
+    *,
+    autoscalers: int,
+    window: float,
+    clients: int,
+    external: bool = False,
 ) -> tuple[int, float, float]:
+    paths = (_external_paths if external else _paths)(autoscalers)
     apps = _apps(autoscalers)
     adapter = Adapter(
         prom.url,
@@ -93,10 +120,10 @@ async def run(
     )
     try:
         async with _session() as s:  # warm-up (imports, TLS); its batch expires before the burst
-            await _timed(s, adapter.url + _paths(1)[0])
+            await _timed(s, adapter.url + paths[-1])
         await asyncio.sleep(window + 0.5)  # the warm-up's batch expires
         before, cpu = len(prom.queries()), adapter.cpu_seconds()
-        elapsed = await _burst(adapter, _paths(autoscalers), clients)
+        elapsed = await _burst(adapter, paths, clients)
         cpu = adapter.cpu_seconds() - cpu
         sent = len(prom.queries()) - before
     finally:
@@ -126,6 +153,10 @@ async def main() -> None:
                 for ns, pods in ((ns, _objects(apps)[("pods", ns)]) for ns in NAMESPACES)
                 for i, pod in enumerate(pods)
             ]
+            series += [
+                ({"__name__": "queue_depth", "queue": f"q{i}"}, [(now, float(i))])
+                for i in range(args.autoscalers)
+            ]
             await remote_write(prom.url, series)
             cert_dir = str(Path(tmp) / "certs")
             print(
@@ -134,20 +165,27 @@ async def main() -> None:
                 f"{args.clients} clients, cache off; load average "
                 f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared machine)"
             )
-            for label, window in (("batched", args.batch_window), ("unbatched", 0.0)):
-                sent, elapsed, cpu = await run(
-                    prom,
-                    cert_dir,
-                    autoscalers=args.autoscalers,
-                    window=window,
-                    clients=args.clients,
-                )
-                per_k = cpu / args.autoscalers * 1000
-                print(
-                    f"  {label:9} (--batch-window {window:g}s): {sent} Prometheus queries "
-                    f"(query log), burst {elapsed:.2f} s, adapter CPU {per_k:.2f} s per 1,000 "
-                    f"requests ({cpu / args.autoscalers * 1000:.2f} ms each)"
-                )
+            for external in (False, True):
+                if external:
+                    print(
+                        f"{args.autoscalers} External requests, each for its own queue of one "
+                        "rule summing by queue (`queue=q<i>`), same clients"
+                    )
+                for label, window in (("batched", args.batch_window), ("unbatched", 0.0)):
+                    sent, elapsed, cpu = await run(
+                        prom,
+                        cert_dir,
+                        autoscalers=args.autoscalers,
+                        window=window,
+                        clients=args.clients,
+                        external=external,
+                    )
+                    per_k = cpu / args.autoscalers * 1000
+                    print(
+                        f"  {label:9} (--batch-window {window:g}s): {sent} Prometheus queries "
+                        f"(query log), burst {elapsed:.2f} s, adapter CPU {per_k:.2f} s per "
+                        f"1,000 requests ({cpu / args.autoscalers * 1000:.2f} ms each)"
+                    )
         finally:
             prom.close()
 

@@ -50,7 +50,7 @@ class EmptyPlanner:
         return None
 
     def external_query(
-        self, metric: str, *, namespace: str, selector: Selector
+        self, metric: str, *, namespace: str, selector: Selector, batch: bool = False
     ) -> PreparedQuery | None:
         return None
 

@@ -28,7 +28,7 @@ class PreparedQuery:
     resource_label: str | None = None  # custom: the label whose value names the object
     window_seconds: int | None = None  # the rule query's range (e.g. [2m] -> 120), if any
     backend: str = DEFAULT_BACKEND  # the backend whose client answers it
-    batched: bool = False  # custom: namespace-wide, shared by requests for other objects
+    batched: bool = False  # shared by requests for other objects (custom) or selectors (external)
     rule: str = ""  # where the rule is, e.g. "config: rules[3]", for log lines
 
 
@@ -94,10 +94,13 @@ class QueryPlanner(Protocol):
         ...
 
     def external_query(
-        self, metric: str, *, namespace: str, selector: Selector
+        self, metric: str, *, namespace: str, selector: Selector, batch: bool = False
     ) -> PreparedQuery | None:
         """The query for an external metric; None when it was not discovered. A rule with
-        `namespaced: false` ignores `namespace`. Raises BadRequest like custom_query."""
+        `namespaced: false` ignores `namespace`. `batch`: the query without `selector` when
+        the rule groups by every label it names (`adapter.rules.batching`; marked `batched`:
+        the caller keeps the series `selector` matches). Raises BadRequest like
+        custom_query."""
         ...
 
 

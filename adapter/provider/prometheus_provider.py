@@ -10,7 +10,7 @@ Values policy (both APIs): values are canonical Quantity strings rounded to the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
@@ -33,7 +33,7 @@ from adapter.provider.seams import (
 )
 from adapter.rules.resources import GroupResource, ResourceInfo, ResourceResolver
 from common.quantity import format_quantity
-from common.selectors import Selector
+from common.selectors import Operator, Requirement, Selector
 
 log = logging.getLogger(__name__)
 
@@ -172,44 +172,104 @@ class PrometheusProvider:
         self, metric: str, *, namespace: str, selector: Selector
     ) -> list[ExternalMetricValue]:
         query = self._discovery.planner.external_query(
-            metric, namespace=namespace, selector=selector
+            metric, namespace=namespace, selector=selector, batch=self._batch_window > 0
         )
         if query is None:
             raise MetricNotFound.external(metric)
-        points = cast(
-            list[tuple[Mapping[str, str], datetime, str]],
+        answer = cast(
+            ExternalAnswer,
             await self._cache.get(
                 ("external", query.backend, query.promql),
                 lambda: self._fetch_external(query),
-                # the same PromQL (metric, selector, and namespace unless `namespaced: false`)
-                # is the same answer: share it for the batch window
+                # the same PromQL (metric, selector or, batched, none, and namespace unless
+                # `namespaced: false`) is the same answer: share it for the batch window
                 ttl=self._batch_window or None,
             ),
         )
+        rows = answer.select(selector) if query.batched else answer.rows
         return [
             ExternalMetricValue(metric, stamp, value, labels, query.window_seconds)
-            for labels, stamp, value in points
+            for labels, stamp, value in rows
         ]
 
-    async def _fetch_external(
-        self, query: PreparedQuery
-    ) -> list[tuple[Mapping[str, str], datetime, str]]:
+    async def _fetch_external(self, query: PreparedQuery) -> ExternalAnswer:
         samples = await self._backends.client(query.backend).query(query.promql, rule=query.rule)
-        return [
-            (
-                MappingProxyType({k: v for k, v in s.labels.items() if k != "__name__"}),
-                _time(s.timestamp),
-                _quantity(s.value),
-            )
-            for s in samples
-            if self._finite(s.value, "external")
-        ]
+        return ExternalAnswer(
+            [
+                (
+                    MappingProxyType({k: v for k, v in s.labels.items() if k != "__name__"}),
+                    _time(s.timestamp),
+                    _quantity(s.value),
+                )
+                for s in samples
+                if self._finite(s.value, "external")
+            ]
+        )
 
     def _finite(self, value: Decimal, api: str) -> bool:
         if value.is_finite():
             return True
         self._nonfinite.labels(api).inc()
         return False
+
+
+ExternalRow = tuple[Mapping[str, str], datetime, str]  # labels less __name__, time, Quantity
+
+
+class ExternalAnswer:
+    """One External query's rows, and (batched) the rows a metric selector keeps.
+
+    A batched query ran without the request's selector, over a rule that groups by every label
+    the selector names; keeping the output rows the selector matches gives what the query with
+    the selector returns. The selector is read as PromQL reads the matchers it would have
+    become (`adapter.rules.matchers`): an absent label has the value "". Rows are looked up by
+    the value of an `=`/`in` label through an index built once per answer, so each of
+    thousands of requests sharing one answer costs a dict look-up, not a scan."""
+
+    __slots__ = ("_index", "rows")
+
+    def __init__(self, rows: list[ExternalRow]) -> None:
+        self.rows = rows
+        self._index: dict[str, dict[str, list[int]]] = {}
+
+    def select(self, selector: Selector) -> list[ExternalRow]:
+        requirements = selector.requirements
+        positions: Iterable[int] = range(len(self.rows))
+        for req in requirements:  # narrow through one equality or set requirement
+            if req.operator in _IN_LIKE:
+                by_value = self._by_value(req.key)
+                found: set[int] = set()
+                for value in req.values:
+                    found.update(by_value.get(value, ()))
+                positions = sorted(found)  # the answer's own order, as a scan would keep
+                break
+        rows = self.rows
+        return [rows[i] for i in positions if all(_holds(req, rows[i][0]) for req in requirements)]
+
+    def _by_value(self, key: str) -> dict[str, list[int]]:
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = {}
+            for i, (labels, _, _) in enumerate(self.rows):
+                index.setdefault(labels.get(key, ""), []).append(i)
+        return index
+
+
+_IN_LIKE = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN})
+
+
+def _holds(req: Requirement, labels: Mapping[str, str]) -> bool:
+    """`req` read as its PromQL matcher reads a series (`adapter.rules.matchers`)."""
+    value, op = labels.get(req.key, ""), req.operator
+    if op in _IN_LIKE:
+        return value in req.values
+    if op is Operator.NOT_EQUALS or op is Operator.NOT_IN:
+        return value not in req.values
+    if op is Operator.EXISTS:
+        return value != ""
+    if op is Operator.DOES_NOT_EXIST:
+        return value == ""
+    raise AssertionError(f"{req} reached a batched External answer")  # the planner refuses gt/lt
 
 
 # gauges repeat their values from one poll to the next: remember the last few thousand strings

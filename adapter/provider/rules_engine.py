@@ -18,12 +18,14 @@ from adapter.rules import (
     index_series,
     load_rules,
 )
-from adapter.rules.batching import batch_obstacle
+from adapter.rules.batching import batch_obstacle, external_batch_labels
 from adapter.rules.config import SeriesCall
+from adapter.rules.matchers import selector_matchers
 from adapter.rules.resources import STATIC_RESOLVER, ResourceInfo, ResourceResolver
 from common.selectors import Selector
 
 MEMO_SIZE = 1024  # rendered custom queries kept per discovery pass
+_EVERYTHING = Selector(())
 
 
 class RulesPlanner:
@@ -84,16 +86,33 @@ class RulesPlanner:
         return prepared
 
     def external_query(
-        self, metric: str, *, namespace: str, selector: Selector
+        self, metric: str, *, namespace: str, selector: Selector, batch: bool = False
     ) -> PreparedQuery | None:
+        """`batch`: when the rule groups by every label `selector` names
+        (`adapter.rules.batching.external_batch_labels`), the query without the selector,
+        marked `batched`: the caller keeps the series the selector matches."""
         source = self._index.find_external(metric)
         if source is None:
             return None
+        batched = False
+        if batch and not selector.empty:
+            labels = external_batch_labels(source.rule)
+            if labels is not None and all(r.key in labels for r in selector.requirements):
+                selector_matchers(selector)  # what PromQL cannot express is a 400 here too
+                batched = True
         query = build_external_query(
-            source, namespace=namespace, metric_selector=selector, resolver=self._resolver
+            source,
+            namespace=namespace,
+            metric_selector=_EVERYTHING if batched else selector,
+            resolver=self._resolver,
         )
         return PreparedQuery(
-            query.promql, None, query.window_seconds, source.rule.backend, rule=source.rule.where
+            query.promql,
+            None,
+            query.window_seconds,
+            source.rule.backend,
+            batched,
+            rule=source.rule.where,
         )
 
 

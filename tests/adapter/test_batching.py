@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.errors import MetricNotFound, PrometheusUnavailable
-from adapter.rules.batching import batch_obstacle
+from adapter.errors import BadRequest, MetricNotFound, PrometheusUnavailable
+from adapter.rules.batching import batch_obstacle, external_batch_labels
 from adapter.rules.config import load_rules
 from adapter.rules.resources import STATIC_RESOLVER
 from adapter.server.app import build_app
@@ -292,3 +292,219 @@ async def test_the_real_kubectl_reads_batched_answers(prometheus: PrometheusServ
     assert names == [["web-0", "web-3", "web-6", "web-9"], ["web-1", "web-4", "web-7"], ["web-4"]]
     assert bodies[2][0]["value"] == "104250m"  # 100 x namespace index + pod index + 0.25
     assert _metric_queries(prometheus) == ['sum(load{namespace="beta",pod!=""}) by (pod)']
+
+
+# ---- External metrics: one query per metric and namespace when the rule groups by the
+# labels the requests' selectors name ------------------------------------------------------
+
+EXTERNAL_RULES = """
+externalRules:
+- seriesQuery: 'depth{queue!=""}'
+  resources: {overrides: {namespace: {resource: namespace}}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue, region)'
+- seriesQuery: 'lag{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'max by (queue) (max_over_time(<<.Series>>{<<.LabelMatchers>>}[5m]))'
+- seriesQuery: 'backlog{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue) or vector(0)'
+"""
+QUEUES = ("q1", "q2", "q3", "q.4")  # q.4: a regex metacharacter in a value
+# the selectors the HPA sends: one queue, some sets, labels absent or outside the grouping
+EXTERNAL_SELECTORS = [
+    "",
+    "queue=q1",
+    "queue==q.4",
+    "queue=q9",
+    "queue=",
+    "queue!=q2",
+    "queue in (q1,q3)",
+    "queue notin (q1,q.4)",
+    "queue",
+    "!queue",
+    "region=eu",
+    "queue=q2,region=us",
+    "queue in (q2,q3),region!=eu",
+    "!region",
+    "shard=a",  # not a grouping label: a query of its own
+    "queue=q1,shard=a",
+    "queue>1",  # PromQL cannot say it: 400 on both paths
+]
+
+
+def _external_rule(query: str):
+    text = f"""
+externalRules:
+- seriesQuery: 'x{{queue!=""}}'
+  resources: {{namespaced: false}}
+  metricsQuery: '{query}'
+"""
+    return load_rules(text, source="t").external_rules[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "labels"),
+    [
+        ("sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)", {"queue"}),
+        ("sum by (queue, region) (<<.Series>>{<<.LabelMatchers>>})", {"queue", "region"}),
+        ("avg(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (queue,)", {"queue"}),
+        ("max(queue_depth{<<.LabelMatchers>>}) by (queue)", {"queue"}),
+        ("sum(<<.Series>>{<<.LabelMatchers>>})", None),
+        ("sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)", None),
+        ("sum(<<.Series>>{<<.LabelMatchers>>}) by (queue) or vector(0)", None),
+        ("sum(<<.Series>>{<<.LabelMatchers>>}) by (queue) / 2", None),
+        ("sum(<<.Series>>{<<.LabelMatchers>>}) without (pod)", None),
+        ("topk(1, sum(<<.Series>>{<<.LabelMatchers>>}) by (queue))", None),
+        ('sum(label_replace(<<.Series>>{<<.LabelMatchers>>}, "queue", "x", "", "")) by (queue)',
+         None),
+        ('sum(<<.Series>>{<<.LabelMatchers>>,job="a"}) by (queue)', None),
+        ("<<.Series>>{<<.LabelMatchers>>}", None),
+    ],
+    ids=["sum-by", "prefix-by-two", "rate-trailing-comma", "literal-series", "no-by", "groupby",
+         "or-vector", "arithmetic", "without", "topk", "label-replace", "extra-matcher", "bare"],
+)  # fmt: skip
+def test_which_external_rules_can_be_batched(query: str, labels: set[str] | None) -> None:
+    found = external_batch_labels(_external_rule(query))
+    assert found == (frozenset(labels) if labels is not None else None)
+
+
+def _external_data() -> list:
+    out = []
+    for n, ns in enumerate(NAMESPACES):
+        for i, queue in enumerate(QUEUES):
+            for region in ("eu", "us"):
+                for shard in ("a", "b"):
+                    labels = {"namespace": ns, "queue": queue, "region": region, "shard": shard}
+                    value = n * 1000 + i * 10 + (region == "us") * 3 + (shard == "b") + 0.5
+                    out.append(series("depth", labels, [value] * 3))
+                    out.append(series("lag", labels, [value * 2] * 3))
+                    out.append(series("backlog", labels, [value * 3] * 3))
+        # a series without a queue label (not discovered by seriesQuery, but queried by sums)
+        out.append(series("depth", {"namespace": ns, "region": "eu"}, [7.0] * 3))
+    return out
+
+
+def _external_rows(values) -> list:
+    """An external answer as a sorted list (Prometheus' order of groups is not fixed)."""
+    return sorted((v.metric, sorted(v.labels.items()), v.value, v.window_seconds) for v in values)
+
+
+async def _external(stack, metric: str, ns: str, selector: str) -> list | str:
+    try:
+        return _external_rows(
+            await stack.provider.external_metric(
+                metric, namespace=ns, selector=parse_selector(selector)
+            )
+        )
+    except (BadRequest, MetricNotFound) as err:
+        return f"{err.code} {err}"
+
+
+_EXTERNAL_WRITTEN: set[str] = set()
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    requests=st.lists(
+        st.tuples(
+            st.sampled_from(NAMESPACES),
+            st.sampled_from(["depth", "lag", "backlog"]),
+            st.sampled_from(EXTERNAL_SELECTORS),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+async def test_batched_external_answers_equal_unbatched(
+    prometheus: PrometheusServer, requests
+) -> None:
+    """Random metric selectors, asked concurrently, on a real Prometheus: answers cut out of
+    the batched (selector-less) query are the per-request queries' answers, errors included."""
+    if prometheus.url not in _EXTERNAL_WRITTEN:
+        _EXTERNAL_WRITTEN.add(prometheus.url)
+        await remote_write(prometheus.url, _external_data())
+    plain = await make_stack(prometheus.url, lister=_lister(), rules=EXTERNAL_RULES)
+    batched = await make_stack(
+        prometheus.url, lister=_lister(), rules=EXTERNAL_RULES, batch_window=5.0
+    )
+    await asyncio.gather(plain.discover(), batched.discover())
+    try:
+        answers = await asyncio.gather(
+            *(_external(stack, *request) for request in requests for stack in (plain, batched))
+        )
+        for request, expected, got in zip(requests, answers[::2], answers[1::2], strict=True):
+            assert got == expected, request
+    finally:
+        await asyncio.gather(plain.close(), batched.close())
+
+
+async def test_every_external_selector_batched_equals_unbatched(
+    prometheus: PrometheusServer,
+) -> None:
+    """Every selector of the list, for every metric and namespace, one after the other: the
+    same answers (or the same error) with and without batching."""
+    await remote_write(prometheus.url, _external_data())
+    plain = await make_stack(prometheus.url, lister=_lister(), rules=EXTERNAL_RULES)
+    batched = await make_stack(
+        prometheus.url, lister=_lister(), rules=EXTERNAL_RULES, batch_window=30.0
+    )
+    await asyncio.gather(plain.discover(), batched.discover())
+    try:
+        for ns in NAMESPACES:
+            for metric in ("depth", "lag", "backlog"):
+                for selector in EXTERNAL_SELECTORS:
+                    expected = await _external(plain, metric, ns, selector)
+                    got = await _external(batched, metric, ns, selector)
+                    assert got == expected, (ns, metric, selector)
+    finally:
+        await asyncio.gather(plain.close(), batched.close())
+    # the batched side sent one selector-less query per (metric, namespace) it could batch
+    queries = prometheus.queries()
+    assert 'sum(depth{namespace="beta"}) by (queue, region)' in queries
+    assert "max by (queue) (max_over_time(lag{}[5m]))" in queries
+
+
+async def test_external_query_log_shows_one_query_per_metric_and_namespace(
+    prometheus: PrometheusServer,
+) -> None:
+    """40 requests, one per queue and region pair over 2 namespaces, in two bursts: one query
+    per namespace batched, where the per-request path sends one per distinct selector; a rule
+    that does not group by the selector's labels (`or vector(0)`) is never batched."""
+    await remote_write(prometheus.url, _external_data())
+    stack = await make_stack(
+        prometheus.url, lister=_lister(), rules=EXTERNAL_RULES, batch_window=30.0
+    )
+    await stack.discover()
+    selectors = [f"queue={q},region={r}" for q in QUEUES for r in ("eu", "us", "ap")]
+    burst = [(ns, s) for ns in NAMESPACES for s in selectors[:10]]
+    try:
+        answers = []
+        for part in (burst[:10], burst[10:]):
+            answers += await asyncio.gather(*(_external(stack, "depth", ns, s) for ns, s in part))
+        backlog = await asyncio.gather(
+            *(_external(stack, "backlog", "alpha", s) for s in selectors[:3])
+        )
+    finally:
+        await stack.close()
+    depth = [q for q in prometheus.queries() if q.startswith("sum(depth")]
+    assert sorted(depth) == [
+        'sum(depth{namespace="alpha"}) by (queue, region)',
+        'sum(depth{namespace="beta"}) by (queue, region)',
+    ], depth
+    ap = [a for (ns, s), a in zip(burst, answers, strict=True) if "region=ap" in s]
+    assert ap
+    assert all(a == [] for a in ap)
+    assert all(len(a) == 1 for (ns, s), a in zip(burst, answers, strict=True) if "ap" not in s)
+    # q1 in eu of alpha: shards a (0.5) and b (1.5)
+    assert answers[0] == [("depth", [("queue", "q1"), ("region", "eu")], "2", None)]
+    logged_backlog = [q for q in prometheus.queries() if q.startswith("sum(backlog")]
+    assert len(logged_backlog) == 3
+    assert all("queue=" in q for q in logged_backlog)
+    # `or vector(0)` adds a label-less 0 to every per-request answer; a cut of one shared
+    # selector-less answer would have lost it (and the q1 rows: their region label is gone)
+    assert backlog[2] == [("backlog", [], "0", None)], backlog
+    assert all(b[0] == ("backlog", [], "0", None) and len(b) == 2 for b in backlog[:2]), backlog
