@@ -20,7 +20,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import aiohttp
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 SYNC_WAIT = 5.0  # seconds a first request waits for a new cache to sync before a 503
+NAMES_MEMO = 4096  # remembered selector answers per namespace and resource
 DISCOVERY_PERIOD = 60.0  # seconds between discovery refreshes
 DISCOVERY_MISS_PERIOD = 10.0  # at most one refresh per this many seconds on unknown names
 _METADATA_ACCEPT = (
@@ -136,47 +137,61 @@ def _labels(obj: Mapping[str, Any]) -> tuple[str, str, dict[str, str]]:
     return sys.intern(meta.get("namespace") or ""), meta.get("name") or "", labels
 
 
-class _ObjectCache:
-    """namespace -> name -> labels of one resource, kept current by a list-watch task."""
+class ObjectStore:
+    """namespace -> name -> labels of one resource, with a label index and the answers to the
+    selectors asked (an HPA asks the same question every sync). Fed by `_ObjectCache`'s
+    list-watch; on its own in benchmarks."""
 
-    def __init__(self, kube: KubeClient, info: ResourceInfo) -> None:
-        self.info = info
-        self._kube = kube
+    def __init__(self) -> None:
         self._objects: dict[str, dict[str, dict[str, str]]] = {}
         self._index: dict[str, LabelIndex[str]] = {}  # namespace -> its names by label
-        self.synced = asyncio.Event()
-        self.task = asyncio.create_task(self._run(), name=f"watch-{info.group_resource}")
+        # namespace (None: all) -> selector -> matching names: dropped for a namespace when an
+        # object in it comes, goes or changes labels
+        self._names: dict[str | None, dict[Selector, list[str]]] = {}
 
-    @property
-    def path(self) -> str:
-        # api_version is "v1" for the core group (under /api) and "apps/v1" for others
-        prefix = "/apis" if self.info.group_resource.group else "/api"
-        return f"{prefix}/{self.info.api_version}/{self.info.group_resource.resource}"
+    def replace(self, items: Iterable[Mapping[str, Any]]) -> None:
+        """Everything, from a list (a relist drops what it does not have)."""
+        fresh: dict[str, dict[str, dict[str, str]]] = {}
+        index: dict[str, LabelIndex[str]] = {}
+        for item in items:
+            namespace, name, labels = _labels(item)
+            fresh.setdefault(namespace, {})[name] = labels
+            index.setdefault(namespace, LabelIndex()).put(name, labels)
+        self._objects, self._index = fresh, index
+        self._names.clear()
 
-    async def _run(self) -> None:
-        async for kind, obj in list_and_watch(
-            self._kube, self.path, query=[], accept=_METADATA_ACCEPT
-        ):
-            if kind == "SYNC":
-                fresh: dict[str, dict[str, dict[str, str]]] = {}
-                index: dict[str, LabelIndex[str]] = {}
-                for item in obj["items"]:
-                    namespace, name, labels = _labels(item)
-                    fresh.setdefault(namespace, {})[name] = labels
-                    index.setdefault(namespace, LabelIndex()).put(name, labels)
-                self._objects, self._index = fresh, index
-                self.synced.set()
-                continue
-            namespace, name, labels = _labels(obj)
-            if kind == "DELETED":
-                self._objects.get(namespace, {}).pop(name, None)
-                self._index.get(namespace, LabelIndex()).drop(name)
-            else:
-                self._objects.setdefault(namespace, {})[name] = labels
-                self._index.setdefault(namespace, LabelIndex()).put(name, labels)
+    def apply(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """One watch event (ADDED, MODIFIED or DELETED)."""
+        namespace, name, labels = _labels(obj)
+        if kind == "DELETED":
+            if self._objects.get(namespace, {}).pop(name, None) is not None:
+                self._forget(namespace)
+            self._index.get(namespace, LabelIndex()).drop(name)
+        elif self._objects.get(namespace, {}).get(name) != labels:
+            # a new object, or new labels: answers in its namespace may change. Most events
+            # (status, annotations, owners) keep the labels, and the answers with them.
+            self._objects.setdefault(namespace, {})[name] = labels
+            self._index.setdefault(namespace, LabelIndex()).put(name, labels)
+            self._forget(namespace)
+
+    def _forget(self, namespace: str) -> None:
+        self._names.pop(namespace, None)
+        self._names.pop(None, None)  # all namespaces
 
     def names(self, namespace: str | None, selector: Selector) -> list[str]:
-        return sorted(name for _, name, _ in self.objects(namespace, selector))
+        """Matching names, sorted; the same list object while nothing in `namespace` changes
+        its labels: callers must not modify it."""
+        memo = self._names.get(namespace)
+        if memo is None:
+            memo = self._names[namespace] = {}
+        found = memo.get(selector)
+        if found is None:
+            if len(memo) >= NAMES_MEMO:
+                memo.clear()  # bounded: a namespace with more distinct selectors starts over
+            found = memo[selector] = sorted(
+                name for _, name, _ in self.objects(namespace, selector)
+            )
+        return found
 
     def objects(
         self, namespace: str | None, selector: Selector
@@ -201,6 +216,33 @@ class _ObjectCache:
 
     def size(self) -> int:
         return sum(len(objects) for objects in self._objects.values())
+
+
+class _ObjectCache:
+    """One resource's `ObjectStore`, kept current by a list-watch task."""
+
+    def __init__(self, kube: KubeClient, info: ResourceInfo) -> None:
+        self.info = info
+        self._kube = kube
+        self.store = ObjectStore()
+        self.synced = asyncio.Event()
+        self.task = asyncio.create_task(self._run(), name=f"watch-{info.group_resource}")
+
+    @property
+    def path(self) -> str:
+        # api_version is "v1" for the core group (under /api) and "apps/v1" for others
+        prefix = "/apis" if self.info.group_resource.group else "/api"
+        return f"{prefix}/{self.info.api_version}/{self.info.group_resource.resource}"
+
+    async def _run(self) -> None:
+        async for kind, obj in list_and_watch(
+            self._kube, self.path, query=[], accept=_METADATA_ACCEPT
+        ):
+            if kind == "SYNC":
+                self.store.replace(obj["items"])
+                self.synced.set()
+            else:
+                self.store.apply(kind, obj)
 
 
 class KubeObjects:
@@ -228,14 +270,18 @@ class KubeObjects:
         self, info: ResourceInfo, *, namespace: str | None, selector: Selector
     ) -> list[str]:
         cache = await self._synced(info)
-        return self._bounded(info, cache.names(namespace if info.namespaced else None, selector))
+        return self._bounded(
+            info, cache.store.names(namespace if info.namespaced else None, selector)
+        )
 
     async def objects(
         self, info: ResourceInfo, *, namespace: str | None, selector: Selector
     ) -> list[tuple[str, str, Mapping[str, str]]]:
         """(namespace, name, labels) of the matching objects (resource metrics need all three)."""
         cache = await self._synced(info)
-        return self._bounded(info, cache.objects(namespace if info.namespaced else None, selector))
+        return self._bounded(
+            info, cache.store.objects(namespace if info.namespaced else None, selector)
+        )
 
     async def _synced(self, info: ResourceInfo) -> _ObjectCache:
         cache = self._caches.get(info.group_resource)
@@ -317,7 +363,7 @@ class KubeObjects:
 
     def cached_objects(self) -> int:
         """Objects held across all caches (for self-metrics and memory checks)."""
-        return sum(cache.size() for cache in self._caches.values())
+        return sum(cache.store.size() for cache in self._caches.values())
 
 
 async def discover_resources(kube: KubeClient) -> list[ResourceInfo]:

@@ -79,13 +79,13 @@ def _serve(
 
 async def _adapter_app(prom_url: str, setup: dict[str, Any]) -> Any:
     from adapter.server.app import build_app
-    from tests.adapter.fakes import FakeLister
+    from tests.adapter.fakes import StoreLister
     from tests.adapter.stack import make_stack
 
     objects = setup["objects"] or {("pods", "default"): {p: {"app": "web"} for p in PODS}}
     stack = await make_stack(
         prom_url,
-        lister=FakeLister(objects),
+        lister=StoreLister(objects),  # the watch cache's store: index and remembered answers
         rules=setup["rules"],
         cache_ttl=setup["cache_ttl"],
         batch_window=setup["batch_window"],

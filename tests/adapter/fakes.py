@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from adapter.errors import MetricNotFound, StatusError
+from adapter.kube import ObjectStore
 from adapter.provider.seams import (
     CustomMetricInfo,
     ExternalMetricInfo,
@@ -138,3 +139,29 @@ class FakeLister:
         self.calls += 1
         found = self.objects.get((str(info.group_resource), namespace), {})
         return [name for name, labels in found.items() if selector.matches(labels)]
+
+
+class StoreLister:
+    """An ObjectLister over `adapter.kube.ObjectStore`, the watch cache's own store (label
+    index, remembered answers) without the watch: the adapter's per-request look-up, for
+    benchmarks. Objects as FakeLister's: (resource, namespace) -> {name: labels}."""
+
+    def __init__(self, objects: dict[tuple[str, str | None], dict[str, dict[str, str]]]) -> None:
+        items: dict[str, list[dict[str, object]]] = {}
+        for (resource, namespace), named in objects.items():
+            items.setdefault(resource, []).extend(
+                {"metadata": {"namespace": namespace or "", "name": name, "labels": labels}}
+                for name, labels in named.items()
+            )
+        self.stores: dict[str, ObjectStore] = {}
+        for resource, listed in items.items():
+            self.stores[resource] = store = ObjectStore()
+            store.replace(listed)
+
+    async def names(
+        self, info: ResourceInfo, *, namespace: str | None, selector: Selector
+    ) -> list[str]:
+        store = self.stores.get(str(info.group_resource))
+        if store is None:
+            return []
+        return store.names(namespace if info.namespaced else None, selector)

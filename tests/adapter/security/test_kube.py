@@ -94,7 +94,25 @@ async def test_names_by_selector_follow_the_watch_and_answer_from_memory(adapter
             assert got == ["web-4"]
 
         await eventually(updated)
-        assert objects.cached_objects() == 3  # only pods: the one resource asked for
+        # an event that keeps the labels (an annotation) keeps the remembered answer; the
+        # barrier pod, created after it on the same watch, shows the event has arrived
+        first = await objects.names(PODS, namespace="default", selector=web)
+        status, _ = await http.request(
+            "PATCH",
+            "/api/v1/namespaces/default/pods/web-4",
+            json={"metadata": {"annotations": {"note": "x"}}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert status == 200
+        await create_pod(http, "kube-system", "barrier", {"app": "web"})
+
+        async def barrier_seen():
+            got = await objects.names(PODS, namespace=None, selector=web)
+            assert got == ["barrier", "web-3", "web-4"]
+
+        await eventually(barrier_seen)
+        assert await objects.names(PODS, namespace="default", selector=web) is first
+        assert objects.cached_objects() == 4  # only pods: the one resource asked for
         await sb.stop()  # the API is gone: answers still come from memory
         assert await objects.names(PODS, namespace="default", selector=web) == ["web-4"]
     finally:
