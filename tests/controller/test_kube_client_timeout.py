@@ -1,0 +1,59 @@
+"""The controller's API client bounds every request: a server that accepts and never answers
+is a KubeUnavailable after the client's timeout, or after the one a call asks for."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from autoscaler.kube.client import KubeUnavailable, connect
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+"""
+
+
+@pytest.fixture
+async def silent_server():
+    """Accepts connections, reads what it is sent, never answers."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        await reader.read(65536)
+        await asyncio.sleep(3600)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1]
+    for writer in held:
+        writer.close()
+    server.close()
+
+
+async def _elapsed(call) -> float:
+    started = time.monotonic()
+    with pytest.raises(KubeUnavailable):
+        await call
+    return time.monotonic() - started
+
+
+async def test_a_silent_server_is_unavailable_after_the_timeout(silent_server, tmp_path):
+    path = tmp_path / "kubeconfig"
+    path.write_text(KUBECONFIG.format(port=silent_server))
+    client = await connect(str(path), request_timeout=0.4)
+    try:
+        # twice: the second request's timeout is the same (shared) object, and still bounds
+        for _ in range(2):
+            took = await _elapsed(client.request("GET", "/apis/promscaler.dev/v1alpha1"))
+            assert 0.35 <= took < 3.0
+        # a call's own timeout wins over the client's
+        took = await _elapsed(client.request("GET", "/api", request_timeout=1.2))
+        assert 1.1 <= took < 4.0
+    finally:
+        await client.close()
