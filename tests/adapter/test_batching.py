@@ -508,3 +508,38 @@ async def test_external_query_log_shows_one_query_per_metric_and_namespace(
     # selector-less answer would have lost it (and the q1 rows: their region label is gone)
     assert backlog[2] == [("backlog", [], "0", None)], backlog
     assert all(b[0] == ("backlog", [], "0", None) and len(b) == 2 for b in backlog[:2]), backlog
+
+
+async def test_a_failed_external_batch_is_not_shared(prometheus: PrometheusServer) -> None:
+    """Prometheus stopped under a batch of External requests for different queues: each gets
+    the 503, nothing is kept, and after the restart the next requests query again."""
+    await remote_write(prometheus.url, _external_data())
+    stack = await make_stack(
+        prometheus.url, lister=_lister(), rules=EXTERNAL_RULES, batch_window=30.0
+    )
+    await stack.discover()
+    selectors = [f"queue={q}" for q in QUEUES]
+
+    async def ask() -> list:
+        return await asyncio.gather(
+            *(
+                stack.provider.external_metric(
+                    "depth", namespace="alpha", selector=parse_selector(s)
+                )
+                for s in selectors
+            ),
+            return_exceptions=True,
+        )
+
+    try:
+        prometheus.stop()
+        failed = await ask()
+        assert all(isinstance(r, PrometheusUnavailable) for r in failed), failed
+        prometheus.start()
+        answers = await ask()
+        assert [len(a) for a in answers] == [2, 2, 2, 2], answers  # eu and us of each queue
+    finally:
+        await stack.close()
+    assert [q for q in prometheus.queries() if q.startswith("sum(depth")] == [
+        'sum(depth{namespace="alpha"}) by (queue, region)'
+    ]
