@@ -24,7 +24,7 @@ from adapter.rules.matchers import selector_matchers
 from adapter.rules.resources import STATIC_RESOLVER, ResourceInfo, ResourceResolver
 from common.selectors import Selector
 
-MEMO_SIZE = 1024  # rendered custom queries kept per discovery pass
+MEMO_SIZE = 1024  # rendered queries kept per discovery pass
 _EVERYTHING = Selector(())
 
 
@@ -100,13 +100,18 @@ class RulesPlanner:
             if labels is not None and all(r.key in labels for r in selector.requirements):
                 selector_matchers(selector)  # what PromQL cannot express is a 400 here too
                 batched = True
+        # a batched query is the same for every selector: one memo entry per namespace
+        key = ("external", metric, namespace, None if batched else selector)
+        cached = self._queries.get(key)
+        if cached is not None:
+            return cached
         query = build_external_query(
             source,
             namespace=namespace,
             metric_selector=_EVERYTHING if batched else selector,
             resolver=self._resolver,
         )
-        return PreparedQuery(
+        prepared = PreparedQuery(
             query.promql,
             None,
             query.window_seconds,
@@ -114,6 +119,10 @@ class RulesPlanner:
             batched,
             rule=source.rule.where,
         )
+        if len(self._queries) >= MEMO_SIZE:
+            self._queries.clear()
+        self._queries[key] = prepared
+        return prepared
 
 
 class RulesEngine:
