@@ -269,6 +269,8 @@ def patch_findings(ctype: str, raw: bytes) -> list[str]:
 def unknown_after_patch(rt: ResourceType, old: Any, patched: Any) -> tuple[Any, list[str]]:
     """The patched object cleaned, and unknown fields the patch brought (not already stored)."""
     cleaned, found = check(rt, patched, dups={}, document_order=False)
+    if not found.messages:  # the usual patch: nothing unknown, so no need to walk the old object
+        return cleaned, []
     _, before = check(rt, old, dups={}, document_order=False)
     known = set(before.messages)
     return cleaned, [m for m in found.messages if m not in known]
