@@ -73,7 +73,7 @@ async def test_a_stopped_or_killed_backend_affects_only_its_own_rules(
     await remote_write(
         second_prometheus.url, [series("gauge_b", {"namespace": "default", "pod": "web-1"}, [4])]
     )
-    # b's hang costs HANG seconds per call; a request to a that waited on b would take about
+    # b's hang costs `hang` seconds per call; a request to a that waited on b would take about
     # that long, so the bounds below sit at half of it: far above a slow machine's hiccup.
     hang = 2.0
     adapter = Adapter(prometheus.url, rules(second_prometheus.url), timeout=hang)
