@@ -101,6 +101,14 @@ _WRITTEN: set[str] = set()
 SELECTORS = ["", "tier=a", "tier!=b", "tier in (a,c)", "tier notin (a)"]
 
 
+# the property tests share one Prometheus per test (a function-scoped fixture) over 25 examples
+EXAMPLES = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+
+
 def _strip(values):
     """What a request's answer says, less the evaluation time (checked separately)."""
     return [(v.described_object.name, v.value, v.window_seconds, v.metric_selector) for v in values]
@@ -115,11 +123,7 @@ async def _both(prometheus: PrometheusServer, *, batch_window: float = 5.0):
     return plain, batched
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@EXAMPLES
 @given(
     requests=st.lists(
         st.tuples(
@@ -403,11 +407,7 @@ async def _external(stack, metric: str, ns: str, selector: str) -> list | str:
 _EXTERNAL_WRITTEN: set[str] = set()
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@EXAMPLES
 @given(
     requests=st.lists(
         st.tuples(
