@@ -31,7 +31,8 @@ from adapter.reload import RuleReloader, read_rules
 from adapter.server import logs
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS
-from common.runtimemetrics import register_asyncio_tasks
+from common import gctune
+from common.runtimemetrics import register_runtime
 
 log = logging.getLogger("adapter")
 
@@ -44,7 +45,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
     from adapter.kubeauth import KubeAuth
 
     registry = CollectorRegistry()
-    register_asyncio_tasks(registry, prefix="promscaler_adapter")
+    register_runtime(registry, prefix="promscaler_adapter")
     async with contextlib.AsyncExitStack() as stack:
         lister_client = KubeClient(options.lister_kubeconfig)
         stack.push_async_callback(lister_client.close)
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(options.verbosity)
     try:
         engine = read_rules(options.config)
+        gctune.tune()
         eventloop.run(run(options, engine), loop=options.event_loop)
     except ConfigError as err:
         sys.stderr.write(f"{PROG}: {err}\n")

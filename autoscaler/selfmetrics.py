@@ -16,7 +16,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from common.runtimemetrics import register_asyncio_tasks
+from common.runtimemetrics import register_runtime
 
 __all__ = ["SelfMetrics", "Snapshot", "serving_context", "start_health_server"]
 
@@ -106,7 +106,7 @@ class SelfMetrics:
             registry=r,
         )
         self.per_autoscaler = PerAutoscaler(r)
-        register_asyncio_tasks(r, prefix="promscaler_autoscaler")
+        register_runtime(r, prefix="promscaler_autoscaler")
 
     def observe(self, namespace: str, name: str, snapshot: Snapshot) -> None:
         self.per_autoscaler.show(namespace, name, snapshot)
