@@ -11,8 +11,8 @@ answers requests, nearly none of them in a cycle. Measured at 10,000 Autoscalers
 (bench/bench_controller.py, gc callbacks timing every pass): under the defaults the controller
 spent 18% of its CPU in the collector, 32 full passes of about 0.34 s each over three minutes
 finding 4 objects in all; the adapter 13%, the sandbox 6%. With the settings below the
-controller spent 4%, and the whole stack 2.75-2.84 ms of CPU per reconcile pass instead of
-3.38-3.43 (docs/scaling.md, "Garbage collection").
+controller spent 4%, and the whole stack 2.75-3.03 ms of CPU per reconcile pass instead of
+3.14-3.43 (docs/scaling.md, "Garbage collection").
 
 - A young pass every 10,000 net allocations instead of 700: most temporaries are gone by
   reference counting before any pass sees them, and a pass costs a few ms.
