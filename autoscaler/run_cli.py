@@ -17,7 +17,7 @@ from autoscaler.controller import ControllerConfig
 from autoscaler.kube.client import KubeError
 from autoscaler.kube.lease import LeaseConfig
 from autoscaler.reconcile import ControllerOptions
-from common import eventloop, gctune
+from common import eventloop
 
 __all__ = ["main", "parse_duration"]
 
@@ -377,7 +377,6 @@ def main(argv: list[str]) -> int:
     except eventloop.EventLoopError as e:
         parser.error(str(e))
     _setup_logging(args.log_level, args.log_format)
-    gctune.tune()
     return eventloop.run(_run(settings), loop=loop)
 
 

@@ -72,10 +72,8 @@ def _serve(
     prom_url: str, port: int, setup: dict[str, Any], cert_dir: str, ready: Any, control: Any
 ) -> None:
     from adapter import eventloop
-    from common import gctune
 
     serve = _serve_async(prom_url, port, setup, cert_dir, ready, control)
-    gctune.tune()
     eventloop.run(serve, loop=setup["event_loop"])  # as adapter.__main__ runs
 
 

@@ -53,7 +53,7 @@ from bench.stackprofile import (
     request_counts,
     this_process,
 )
-from common import eventloop, gctune
+from common import eventloop
 from sandbox.manifests import crd
 from sandbox.prometheus import PrometheusServer, remote_write
 from tests.controller.stack import (
@@ -834,5 +834,4 @@ def _loop_arg() -> str:
 
 
 if __name__ == "__main__":
-    gctune.tune()  # the controller runs in this process: collect as `promscaler-autoscaler run`
     eventloop.run(main(), loop=_loop_arg())

@@ -9,7 +9,7 @@ requests), 16 at a time, against a server in a child process that answers each w
 JSON object. Plain HTTP on 127.0.0.1: TLS costs the same on both paths, so leaving it out shows
 the difference more clearly. The two paths run in alternating rounds in one process; printed
 is this process's CPU time per request (the server's is not counted), the median over rounds,
-on the controller's event loop (uvloop where installed) and collector settings.
+on the controller's event loop (uvloop where installed).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autoscaler.kube.client import MERGE_PATCH, KubeClient, connect
-from common import eventloop, gctune
+from common import eventloop
 
 METRIC = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/team-a/pods/%2A/http_requests"
 STATUS = "/apis/promscaler.dev/v1alpha1/namespaces/team-a/autoscalers/web/status"
@@ -174,5 +174,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    gctune.tune()  # as the controller runs
     eventloop.run(main(), loop="auto")

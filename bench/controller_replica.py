@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.kube.lease import LeaseConfig
-from common import eventloop, gctune
+from common import eventloop
 
 
 async def main() -> None:
@@ -74,5 +74,4 @@ async def main() -> None:
 if __name__ == "__main__":
     loop = argparse.ArgumentParser(add_help=False)
     loop.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
-    gctune.tune()  # as `promscaler-autoscaler run`
     eventloop.run(main(), loop=loop.parse_known_args()[0].event_loop)

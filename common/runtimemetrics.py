@@ -1,5 +1,5 @@
 """Process gauges a Python program adds to its own registry: what a soak run watches for leaks,
-and what the cycle collector costs (common/gctune.py)."""
+and what Python's cycle collector costs."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from autoscaler.core.fields import DocumentError, duration_ns
-from common import eventloop, gctune
+from common import eventloop
 from sandbox import state
 from sandbox.auth import PolicyError, parse_policy
 from sandbox.eventttl import EVENT_TTL
@@ -200,7 +200,6 @@ def main(argv: list[str] | None = None) -> int:
         state_file=args.state_file,
         event_ttl=args.event_ttl,
     )
-    gctune.tune()
     with contextlib.suppress(KeyboardInterrupt):
         eventloop.run(_serve(config), loop=args.event_loop)
     return 0
