@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, Gauge, GCCollector, ProcessColl
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["GC_PAUSES", "register_asyncio_tasks", "register_runtime"]
+__all__ = ["register_asyncio_tasks", "register_runtime"]
 
 
 def _tasks() -> float:
@@ -39,12 +39,10 @@ class _GcPauses:
     def __init__(self) -> None:
         self.seconds = [0.0] * len(gc.get_threshold())
         self._started: float | None = None
-        self._installed = False
 
     def install(self) -> None:
-        if not self._installed:
+        if self._on_gc not in gc.callbacks:
             gc.callbacks.append(self._on_gc)
-            self._installed = True
 
     def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -54,7 +52,7 @@ class _GcPauses:
             self._started = None
 
 
-GC_PAUSES = _GcPauses()
+_GC_PAUSES = _GcPauses()
 
 
 class _GcPauseCollector(Collector):
@@ -67,7 +65,7 @@ class _GcPauseCollector(Collector):
             "Seconds the Python cycle collector stopped the process, by generation.",
             labels=["generation"],
         )
-        for generation, seconds in enumerate(GC_PAUSES.seconds):
+        for generation, seconds in enumerate(_GC_PAUSES.seconds):
             family.add_metric([str(generation)], seconds)
         yield family
 
@@ -77,7 +75,7 @@ def register_runtime(registry: CollectorRegistry, *, prefix: str) -> None:
     `<prefix>_gc_pause_seconds_total{generation}`, and prometheus_client's standard
     `process_*` (CPU, RSS, open fds) and `python_gc_*` (collections, objects collected)."""
     register_asyncio_tasks(registry, prefix=prefix)
-    GC_PAUSES.install()
+    _GC_PAUSES.install()
     registry.register(_GcPauseCollector(prefix))
     ProcessCollector(registry=registry)
     GCCollector(registry=registry)
