@@ -120,7 +120,7 @@ class SelfMetrics:
     async def exposition(self) -> bytes:
         """The body of /metrics: the text format `generate_latest(self.registry)` gives, with
         the per-Autoscaler series rendered by `PerAutoscaler.exposition`: prometheus_client
-        spends about 20 us on a sample, 4-5 s of the event loop per scrape at 10,000
+        spends about 20 us on a sample, 3-5 s of the event loop per scrape at 10,000
         Autoscalers (`bench/bench_selfmetrics.py`)."""
         return generate_latest(self._base) + await self.per_autoscaler.exposition()
 
