@@ -29,6 +29,7 @@ from autoscaler.kube.events import EventRecorder
 from autoscaler.kube.failures import check_entry, failure, reason_of
 from autoscaler.kube.informer import Informer
 from autoscaler.kube.scalecache import ScaleCache
+from autoscaler.kube.slimpod import slim_pod
 from common.labelindex import LabelIndex
 from common.selectors import (
     Selector,
@@ -126,7 +127,9 @@ class KubeCluster:
         if informer is None:
             index = self._pod_labels[namespace] = LabelIndex()
             path = f"/api/v1/namespaces/{_seg(namespace)}/pods"
-            informer = Informer(self._kube, path, on_event=lambda k, o: _index(index, k, o))
+            informer = Informer(
+                self._kube, path, on_event=lambda k, o: _index(index, k, o), transform=slim_pod
+            )
             self._pods[namespace] = informer
             informer.start()
         try:
