@@ -10,8 +10,9 @@ import logging
 import os
 import random
 import shutil
+import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,12 +88,24 @@ def main(argv: list[str] | None = None) -> int:
         timing=Timing(),
     )
     try:
-        record = asyncio.run(soak(options))
-    except KeyboardInterrupt:
+        record = asyncio.run(_until_terminated(soak(options)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
         print("\ninterrupted; everything the soak started has been stopped", file=sys.stderr)
         return 130
     ok = evaluate(record, options)
     return 0 if ok else 1
+
+
+async def _until_terminated(run: Coroutine[Any, Any, Record]) -> Record:
+    """`run`, cancelled on SIGTERM as asyncio cancels it on Ctrl-C, so that what it started is
+    stopped either way (a killed soak left the sandbox, the adapters and Prometheus running)."""
+    task = asyncio.ensure_future(run)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await task
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _console() -> logging.Handler:
