@@ -18,6 +18,7 @@ SANDBOX_ONLY = {
     "e2e/test_autoscaler_faults.py::test_cut_and_expired_watches_resume_without_a_relist_storm",
     "e2e/test_autoscaler_faults.py::test_latency_and_refused_connections_delay_but_never_break_scaling",
     "e2e/test_autoscaler_faults.py::test_prometheus_nan_hangs_and_partial_answers_hold_replicas_then_scaling_resumes",
+    "e2e/test_soak.py::test_a_terminated_soak_stops_everything_it_started",
     "e2e/test_soak.py::test_soak_short_form_holds_every_invariant",
     "e2e/test_resource_metrics.py::test_kubectl_top_pods_and_nodes",
     "e2e/test_resource_metrics.py::test_cpu_utilization_scales_on_simulated_load",
