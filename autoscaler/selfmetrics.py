@@ -20,7 +20,7 @@ from prometheus_client.utils import floatToGoString
 
 from common.runtimemetrics import register_runtime
 
-__all__ = ["SelfMetrics", "Snapshot", "serving_context", "start_health_server"]
+__all__ = ["PLAIN_GAUGES", "SelfMetrics", "Snapshot", "serving_context", "start_health_server"]
 
 # prometheus_client's own number format for the text exposition (the library leaves it untyped)
 _number = cast(Callable[[float], str], floatToGoString)
@@ -28,6 +28,18 @@ _number = cast(Callable[[float], str], floatToGoString)
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 # every status a condition gauge has a series for, as kube-state-metrics writes them
 CONDITION_STATUSES = ("True", "False", "Unknown")
+
+
+# the per-Autoscaler gauges with one series each: `promscaler_autoscaler_<key>`, in the order of
+# `Snapshot.plain()`
+PLAIN_GAUGES = (
+    ("paused", "1 while the Autoscaler is paused by annotation."),
+    ("in_fallback", "1 while some metric of the Autoscaler is in fallback."),
+    ("current_replicas", "The target's replicas as last seen."),
+    ("desired_replicas", "The replicas the last pass decided."),
+    ("min_replicas", "The effective minReplicas (after active schedules)."),
+    ("max_replicas", "The effective maxReplicas (after active schedules)."),
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,17 @@ class Snapshot:
     min_replicas: int  # effective: after schedules
     max_replicas: int
     metrics: tuple[tuple[str, float | None, float | None], ...]  # (metric, value, target)
+
+    def plain(self) -> tuple[float | None, ...]:
+        """The values of `PLAIN_GAUGES`, in order (None: no series)."""
+        return (
+            float(self.paused),
+            float(self.in_fallback),
+            self.current_replicas,
+            self.desired_replicas,
+            self.min_replicas,
+            self.max_replicas,
+        )
 
 
 @dataclass
@@ -143,14 +166,6 @@ class PerAutoscaler:
     forgotten Autoscaler (deleted, or its shard gone) none at all.
     """
 
-    _PLAIN = (
-        ("paused", "1 while the Autoscaler is paused by annotation."),
-        ("in_fallback", "1 while some metric of the Autoscaler is in fallback."),
-        ("current_replicas", "The target's replicas as last seen."),
-        ("desired_replicas", "The replicas the last pass decided."),
-        ("min_replicas", "The effective minReplicas (after active schedules)."),
-        ("max_replicas", "The effective maxReplicas (after active schedules)."),
-    )
     _CONDITION = (
         "promscaler_autoscaler_condition",
         "1 for the current status of each condition type, 0 for the other statuses.",
@@ -217,7 +232,7 @@ class PerAutoscaler:
             GaugeMetricFamily(*self._CONDITION, labels=[*ids, "type", "status"]),
             *(
                 GaugeMetricFamily(f"promscaler_autoscaler_{key}", text, labels=ids)
-                for key, text in self._PLAIN
+                for key, text in PLAIN_GAUGES
             ),
             GaugeMetricFamily(*self._VALUE, labels=[*ids, "metric"]),
             GaugeMetricFamily(*self._TARGET, labels=[*ids, "metric"]),
@@ -230,15 +245,7 @@ def _series(snap: Snapshot) -> Iterator[tuple[int, tuple[str, ...], float]]:
     for type_, status in snap.conditions:
         for option in CONDITION_STATUSES:
             yield 0, (type_, option), 1.0 if status == option else 0.0
-    numbers = (
-        snap.paused,
-        snap.in_fallback,
-        snap.current_replicas,
-        snap.desired_replicas,
-        snap.min_replicas,
-        snap.max_replicas,
-    )
-    for index, number in enumerate(numbers, 1):
+    for index, number in enumerate(snap.plain(), 1):
         if number is not None:
             yield index, (), float(number)
     for metric, current, wanted in snap.metrics:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import multiprocessing
 import sys
 import time
 import tracemalloc
@@ -28,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autoscaler.core.inputs import parse_pod
 from autoscaler.kube.slimpod import slim_pod
+from bench.childrounds import alternate
 from tests.controller.test_slimpod import deployment_pod
 
 
@@ -70,23 +70,18 @@ def main() -> None:
     p.add_argument("--pods", type=int, default=5000)
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
-    ctx = multiprocessing.get_context("spawn")
     print(f"{args.pods} cached pods; one child process per way and round")
     print(
         f"{'way':<6} {'memory (MiB)':>13} {'tracked objects':>16} {'full gc (ms)':>13} "
         f"{'transform (us)':>15} {'parse (us)':>11} {'JSON (bytes)':>13}"
     )
-    for _ in range(args.rounds):
-        for way in ("whole", "slim"):
-            q = ctx.Queue()
-            proc = ctx.Process(target=measure, args=(way, args.pods, q))
-            proc.start()
-            way, held, tracked, full, transform, parse, size = q.get()
-            proc.join()
-            print(
-                f"{way:<6} {held / 2**20:>13.1f} {tracked:>16,} {full * 1e3:>13.0f} "
-                f"{transform * 1e6:>15.1f} {parse * 1e6:>11.1f} {size:>13,}"
-            )
+    for way, held, tracked, full, transform, parse, size in alternate(
+        measure, ("whole", "slim"), args.rounds, args.pods
+    ):
+        print(
+            f"{way:<6} {held / 2**20:>13.1f} {tracked:>16,} {full * 1e3:>13.0f} "
+            f"{transform * 1e6:>15.1f} {parse * 1e6:>11.1f} {size:>13,}"
+        )
 
 
 if __name__ == "__main__":

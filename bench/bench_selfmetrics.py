@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import multiprocessing
 import sys
 import time
 import tracemalloc
@@ -29,17 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from autoscaler.selfmetrics import CONDITION_STATUSES, SelfMetrics, Snapshot
+from autoscaler.selfmetrics import CONDITION_STATUSES, PLAIN_GAUGES, SelfMetrics, Snapshot
+from bench.childrounds import alternate
 
 CONDITIONS = ("AbleToScale", "ScalingActive", "ScalingLimited", "Fallback")
-PLAIN = (
-    "paused",
-    "in_fallback",
-    "current_replicas",
-    "desired_replicas",
-    "min_replicas",
-    "max_replicas",
-)
 HELP = "A help text of the length of the controller's."
 
 
@@ -65,7 +57,7 @@ class Gauges:
         r = self.registry
         name = "promscaler_autoscaler_"  # the same names and help texts: the same bytes
         self.condition = Gauge(f"{name}condition", HELP, [*ids, "type", "status"], registry=r)
-        self.plain = {k: Gauge(f"{name}{k}", HELP, ids, registry=r) for k in PLAIN}
+        self.plain = [Gauge(f"{name}{k}", text, ids, registry=r) for k, text in PLAIN_GAUGES]
         self.value = Gauge(f"{name}metric_value", HELP, [*ids, "metric"], registry=r)
         self.target = Gauge(f"{name}metric_target", HELP, [*ids, "metric"], registry=r)
 
@@ -74,17 +66,9 @@ class Gauges:
         for type_, status in snap.conditions:
             for option in CONDITION_STATUSES:
                 self.condition.labels(*ids, type_, option).set(1.0 if status == option else 0.0)
-        numbers = (
-            snap.paused,
-            snap.in_fallback,
-            snap.current_replicas,
-            snap.desired_replicas,
-            snap.min_replicas,
-            snap.max_replicas,
-        )
-        for key, number in zip(PLAIN, numbers, strict=True):
+        for gauge, number in zip(self.plain, snap.plain(), strict=True):
             if number is not None:
-                self.plain[key].labels(*ids).set(float(number))
+                gauge.labels(*ids).set(float(number))
         for metric, value, target in snap.metrics:
             if value is not None:
                 self.value.labels(*ids, metric).set(value)
@@ -141,23 +125,18 @@ def main() -> None:
     p.add_argument("--autoscalers", type=int, default=10000)
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
-    ctx = multiprocessing.get_context("spawn")
     print(f"{args.autoscalers} Autoscalers, 20 series each; one child process per way and round")
     print(
         f"{'way':<10} {'pass (us)':>9} {'tracked objects':>16} {'memory (MiB)':>13} "
         f"{'full gc (ms)':>13} {'scrape (ms)':>12} {'body (MB)':>10}"
     )
-    for _ in range(args.rounds):
-        for way in ("gauges", "snapshots"):
-            q = ctx.Queue()
-            proc = ctx.Process(target=measure, args=(way, args.autoscalers, q))
-            proc.start()
-            way, observe, tracked, traced, full, scrape, size = q.get()
-            proc.join()
-            print(
-                f"{way:<10} {observe * 1e6:>9.1f} {tracked:>16,} {traced / 2**20:>13.1f} "
-                f"{full * 1e3:>13.0f} {scrape * 1e3:>12.0f} {size / 1e6:>10.1f}"
-            )
+    for way, observe, tracked, traced, full, scrape, size in alternate(
+        measure, ("gauges", "snapshots"), args.rounds, args.autoscalers
+    ):
+        print(
+            f"{way:<10} {observe * 1e6:>9.1f} {tracked:>16,} {traced / 2**20:>13.1f} "
+            f"{full * 1e3:>13.0f} {scrape * 1e3:>12.0f} {size / 1e6:>10.1f}"
+        )
 
 
 if __name__ == "__main__":
