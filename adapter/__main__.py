@@ -31,6 +31,7 @@ from adapter.reload import RuleReloader, read_rules
 from adapter.server import logs
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS
+from common import gctune
 from common.runtimemetrics import register_runtime
 
 log = logging.getLogger("adapter")
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.configure(options.verbosity)
     try:
         engine = read_rules(options.config)
+        gctune.apply(options.gc_threshold)
         eventloop.run(run(options, engine), loop=options.event_loop)
     except ConfigError as err:
         sys.stderr.write(f"{PROG}: {err}\n")

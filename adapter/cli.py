@@ -18,6 +18,7 @@ from adapter.partial import WARNINGS_POLICIES
 from adapter.prometheus import PrometheusOptions
 from adapter.prometheus_auth import COMPRESSIONS
 from adapter.server.tls import GO_CIPHERS, TLS13_SUITES, TLS_VERSIONS, TLSOptions
+from common import gctune
 from common.eventloop import HELP as EVENT_LOOP_HELP
 
 PROG = "promscaler-adapter"
@@ -277,6 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help=EVENT_LOOP_HELP,
     )
+    g.add_argument(
+        "--gc-threshold",
+        type=gctune.argument,
+        default=gctune.DEFAULT,
+        metavar="YOUNG,MIDDLE,FULL",
+        help=gctune.HELP,
+    )
 
     g = parser.add_argument_group("Kubernetes")
     g.add_argument(
@@ -326,6 +334,7 @@ class AdapterOptions:
     verbosity: int
     auth: AuthOptions
     event_loop: str = "auto"  # --event-loop: auto, uvloop or asyncio (adapter.eventloop)
+    gc_threshold: tuple[int, int, int] = gctune.parse(gctune.DEFAULT)  # --gc-threshold
 
 
 MIN_DEFAULT_MAX_AGE = 300.0  # seconds: outlasts a few missed scrapes of a slow (1m) job
@@ -386,4 +395,5 @@ def parse_args(argv: list[str] | None = None) -> AdapterOptions:
         verbosity=ns.v,
         auth=AuthOptions.from_namespace(ns),
         event_loop=ns.event_loop,
+        gc_threshold=ns.gc_threshold,
     )

@@ -17,7 +17,7 @@ from autoscaler.controller import ControllerConfig
 from autoscaler.kube.client import KubeError
 from autoscaler.kube.lease import LeaseConfig
 from autoscaler.reconcile import ControllerOptions
-from common import eventloop
+from common import eventloop, gctune
 
 __all__ = ["main", "parse_duration"]
 
@@ -285,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--event-loop", choices=eventloop.EVENT_LOOPS, default="auto", help=eventloop.HELP
     )
+    g.add_argument(
+        "--gc-threshold",
+        type=gctune.argument,
+        default=gctune.DEFAULT,
+        metavar="YOUNG,MIDDLE,FULL",
+        help=gctune.HELP,
+    )
     return p
 
 
@@ -377,6 +384,7 @@ def main(argv: list[str]) -> int:
     except eventloop.EventLoopError as e:
         parser.error(str(e))
     _setup_logging(args.log_level, args.log_format)
+    gctune.apply(args.gc_threshold)
     return eventloop.run(_run(settings), loop=loop)
 
 

@@ -53,7 +53,7 @@ from bench.stackprofile import (
     request_counts,
     this_process,
 )
-from common import eventloop
+from common import eventloop, gctune
 from sandbox.manifests import crd
 from sandbox.prometheus import PrometheusServer, remote_write
 from tests.controller.stack import (
@@ -87,10 +87,13 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def start_sandbox(tmp: Path, loop: str = "auto") -> tuple[subprocess.Popen[bytes], Path]:
+def start_sandbox(
+    tmp: Path, loop: str = "auto", gc_threshold: str = gctune.DEFAULT
+) -> tuple[subprocess.Popen[bytes], Path]:
     """`promscaler-sandbox serve` as its own process; returns once it serves."""
     kubeconfig = tmp / "kubeconfig"
     argv = [sys.executable, "-m", "sandbox", "serve", "--port", "0", "--event-loop", loop]
+    argv += ["--gc-threshold", gc_threshold]
     argv += ["--kubeconfig", str(kubeconfig), "--dir", str(tmp / "pki")]
     argv += ["--pod-ready-delay", "0.2"]
     with (tmp / "sandbox.log").open("wb") as err:
@@ -394,6 +397,7 @@ async def run_replicas(
         argv += ["--sync-period", str(args.sync_period), "--workers", str(args.workers)]
         loops = args.replica_event_loops.split(",") if args.replica_event_loops else []
         argv += ["--event-loop", loops[r % len(loops)] if loops else args.event_loop]
+        argv += ["--gc-threshold", args.gc_threshold]
         with (tmp / f"replica-{r}.log").open("wb") as log:
             procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))  # noqa: ASYNC220 - starts at once
     try:
@@ -657,6 +661,13 @@ async def main() -> None:
         help="with --replicas: each replica's loop in turn (e.g. uvloop,asyncio), so two loops "
         "are compared side by side under the same load at the same time",
     )
+    p.add_argument(
+        "--gc-threshold",
+        default=gctune.DEFAULT,
+        metavar="YOUNG,MIDDLE,FULL",
+        help="every program's --gc-threshold: the controller's (this process's, and every "
+        f"--replicas process's), the sandbox's and the adapter's ({gctune.PYTHON}: Python's own)",
+    )
     p.add_argument("--wake-trials", type=int, default=5)
     p.add_argument(
         "--controls",
@@ -712,7 +723,7 @@ async def main() -> None:
     (tmp / "prometheus").mkdir()
     prom = PrometheusServer(tmp / "prometheus")
     prom.start()
-    sandbox, kubeconfig = start_sandbox(tmp, args.sandbox_event_loop)
+    sandbox, kubeconfig = start_sandbox(tmp, args.sandbox_event_loop, args.gc_threshold)
     adapter = None
     kube: KubeClient | None = None
     try:
@@ -724,9 +735,10 @@ async def main() -> None:
             kubeconfig,
             prom.url,
             tmp / "pki" / "requestheader-ca.crt",
-            tuple(args.adapter_args.split()),
+            (*args.adapter_args.split(), "--gc-threshold", args.gc_threshold),
         )
         print(f"adapter flags beyond the test stack's: {args.adapter_args or '(none)'}")
+        print(f"--gc-threshold of every program: {args.gc_threshold}")
         await _register_adapter(kube, port)
         st = Stack(kubeconfig, kube, prom, prom.url, namespace=NS, tmp=tmp)
         await st.apply_crd()
@@ -826,12 +838,15 @@ async def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _loop_arg() -> str:
-    """--event-loop, read before the loop it names starts (main() parses the rest)."""
+def _early_args() -> argparse.Namespace:
+    """--event-loop and --gc-threshold, read before the loop starts (main() parses the rest)."""
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
-    return str(p.parse_known_args()[0].event_loop)
+    p.add_argument("--gc-threshold", type=gctune.argument, default=gctune.DEFAULT)
+    return p.parse_known_args()[0]
 
 
 if __name__ == "__main__":
-    eventloop.run(main(), loop=_loop_arg())
+    early = _early_args()
+    gctune.apply(early.gc_threshold)  # the controller runs in this process: as its main() does
+    eventloop.run(main(), loop=early.event_loop)

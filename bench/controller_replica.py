@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.kube.lease import LeaseConfig
-from common import eventloop
+from common import eventloop, gctune
 
 
 async def main() -> None:
@@ -37,6 +37,7 @@ async def main() -> None:
     p.add_argument("--workers", type=int, default=32)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
+    p.add_argument("--gc-threshold", type=gctune.argument, default=gctune.DEFAULT)
     args = p.parse_args()
     passes: list[tuple[float, float, float]] = []  # (wall start, lag, duration) in seconds
     original = Controller._pass
@@ -72,6 +73,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    loop = argparse.ArgumentParser(add_help=False)
-    loop.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
-    eventloop.run(main(), loop=loop.parse_known_args()[0].event_loop)
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
+    early.add_argument("--gc-threshold", type=gctune.argument, default=gctune.DEFAULT)
+    known = early.parse_known_args()[0]
+    gctune.apply(known.gc_threshold)  # as the controller's main() does
+    eventloop.run(main(), loop=known.event_loop)

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from autoscaler.core.fields import DocumentError, duration_ns
-from common import eventloop
+from common import eventloop, gctune
 from sandbox import state
 from sandbox.auth import PolicyError, parse_policy
 from sandbox.eventttl import EVENT_TTL
@@ -85,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--event-loop", choices=eventloop.EVENT_LOOPS, default="auto", help=eventloop.HELP
+    )
+    serve.add_argument(
+        "--gc-threshold",
+        type=gctune.argument,
+        default=gctune.DEFAULT,
+        metavar="YOUNG,MIDDLE,FULL",
+        help=gctune.HELP,
     )
     return parser
 
@@ -200,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         state_file=args.state_file,
         event_ttl=args.event_ttl,
     )
+    gctune.apply(args.gc_threshold)
     with contextlib.suppress(KeyboardInterrupt):
         eventloop.run(_serve(config), loop=args.event_loop)
     return 0

@@ -89,6 +89,11 @@ def test_flags_become_settings():
         pytest.param(["--metrics-port", "70000"], "--metrics-port", id="bad-port"),
         pytest.param(["--bogus"], "unrecognized", id="unknown-flag"),
         pytest.param(["--event-loop", "tokio"], "--event-loop", id="unknown-event-loop"),
+        pytest.param(
+            ["--gc-threshold", "10000,ten,10"],
+            "argument --gc-threshold: the middle threshold 'ten' is not an integer",
+            id="bad-gc-threshold",
+        ),
         pytest.param(["--history-refresh", "0s"], "--history-refresh", id="zero-history-refresh"),
         pytest.param(["--tls-cert-file", "c.pem"], "--tls-private-key-file", id="cert-without-key"),
         pytest.param(
@@ -167,9 +172,28 @@ def test_the_controller_runs_on_the_event_loop_asked_for(monkeypatch):
         return 0
 
     monkeypatch.setattr(run_cli.eventloop, "run", fake_run)
+    monkeypatch.setattr(run_cli.gctune, "apply", lambda threshold: None)  # not on pytest's gc
     assert main(["--kubeconfig", "/nowhere"]) == 0
     assert main(["--kubeconfig", "/nowhere", "--event-loop", "asyncio"]) == 0
     assert ran == ["uvloop", "asyncio"]
+
+
+def test_the_controller_sets_the_collector_before_its_loop_starts(monkeypatch):
+    """--gc-threshold reaches gc before the event loop runs; the bundle's default otherwise."""
+    from autoscaler import run_cli
+
+    seen: list[object] = []
+    monkeypatch.setattr(run_cli.gctune, "apply", lambda threshold: seen.append(threshold))
+
+    def fake_run(main_coro, *, loop):
+        seen.append("loop")
+        main_coro.close()
+        return 0
+
+    monkeypatch.setattr(run_cli.eventloop, "run", fake_run)
+    assert main(["--kubeconfig", "/nowhere"]) == 0
+    assert main(["--kubeconfig", "/nowhere", "--gc-threshold", "700,10,10"]) == 0
+    assert seen == [(10_000, 10, 10), "loop", (700, 10, 10), "loop"]
 
 
 def test_uvloop_asked_for_but_missing_is_a_flag_error(monkeypatch, capsys):
