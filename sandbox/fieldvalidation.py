@@ -120,42 +120,62 @@ class _Walk:
     sort: bool
     found: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    build: bool = True  # False: only find, do not build the object without unknown fields
 
     def resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
         while isinstance(ref := schema.get("$ref"), str):
             schema = self.defs.get(ref.rsplit("/", 1)[-1], {})
         return schema
 
-    def value(self, schema: dict[str, Any] | None, value: Any, path: str) -> Any:
+    def value(self, schema: dict[str, Any] | None, value: Any, path: str, seen: Any = None) -> Any:
+        """`value` at `path` without unknown fields (when building). `seen`: the value at the
+        same path in an object already judged; a dict or list that *is* one of its parts is not
+        walked again (what it holds was found then; only with `build` off)."""
         if schema is None:
             return value
         schema = self.resolve(schema)
         if isinstance(value, list) and isinstance(schema.get("items"), dict):
             return [self.value(schema["items"], v, f"{path}[{i}]") for i, v in enumerate(value)]
         if isinstance(value, dict):
-            return self.mapping(schema, value, path)
+            return self.mapping(schema, value, path, seen)
         return value
 
-    def mapping(self, schema: dict[str, Any], value: dict[str, Any], path: str) -> Any:
+    def mapping(
+        self, schema: dict[str, Any], value: dict[str, Any], path: str, seen: Any = None
+    ) -> Any:
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
         if schema.get("x-kubernetes-preserve-unknown-fields") or (props is None and extra is None):
             return value  # free-form (RawExtension, JSON, preserved): anything goes
         twice = set(self.dups.get(id(value), ()))
+        before = seen if isinstance(seen, dict) and not self.build else None
         out: dict[str, Any] = {}
         for key in sorted(value) if self.sort else value:
-            where = f"{path}.{key}" if path else key
             child = (props or {}).get(key)
             if child is None and isinstance(extra, dict):
                 child = extra
             if child is None and extra is not True:
+                where = f"{path}.{key}" if path else key
                 self.unknown.append(where)
                 self.found.append(f'unknown field "{where}"')
                 continue
             if self.interleave and key in twice:
-                self.found.append(f'duplicate field "{where}"')
-            out[key] = self.value(child, value[key], where) if child is not None else value[key]
-        return out
+                self.found.append(
+                    f'duplicate field "{path}.{key}"' if path else f'duplicate field "{key}"'
+                )
+            item = value[key]
+            if child is None or not isinstance(item, dict | list):
+                out[key] = item  # a scalar has no fields to find
+                continue
+            where = f"{path}.{key}" if path else key
+            if before is None:
+                out[key] = self.value(child, item, where)
+                continue
+            was = before.get(key)
+            if was is item and isinstance(item, dict | list):
+                continue  # the patch left this part as stored: nothing new in it
+            self.value(child, item, where, was)
+        return out if self.build else value
 
 
 def _duplicates(value: Any, dups: Dups, path: str = "") -> list[str]:
@@ -195,19 +215,26 @@ def check(
     dups: Dups,
     yaml_lines: list[str] | None = None,
     document_order: bool,
+    stored: Any = None,
 ) -> tuple[Any, Findings]:
-    """The body without unknown fields (built-in kinds), and what strict decoding found."""
+    """The body without unknown fields (built-in kinds), and what strict decoding found.
+
+    `stored` (custom resources only): the object `body` was patched from. Parts of `body` that
+    are the very objects of `stored` are not walked: their findings are the stored object's own,
+    which a patch does not report (`unknown_after_patch`)."""
     yaml_lines = yaml_lines or []
     schema, defs = _root_schema(rt)
     interleave = document_order and not rt.custom and not yaml_lines
     walk = _Walk(defs, dups, interleave=interleave, sort=not document_order or bool(yaml_lines))
+    walk.build = not rt.custom  # a custom resource is kept whole and pruned later
     if yaml_lines:
         walk.dups = {}
-    cleaned = walk.value(schema, body, "")
+    cleaned = walk.value(schema, body, "", stored if rt.custom else None)
     if interleave:
         messages = walk.found
     else:
-        dup_messages = [] if yaml_lines else _duplicates(body, dups)
+        # no mapping had a key twice (a patch's result, YAML): nothing to look for
+        dup_messages = _duplicates(body, dups) if dups and not yaml_lines else []
         messages = [*dup_messages, *(f'unknown field "{p}"' for p in walk.unknown)]
     result = body if rt.custom else cleaned  # custom resources are pruned by their schema later
     return result, Findings(tuple(messages), tuple(yaml_lines))
@@ -268,7 +295,7 @@ def patch_findings(ctype: str, raw: bytes) -> list[str]:
 
 def unknown_after_patch(rt: ResourceType, old: Any, patched: Any) -> tuple[Any, list[str]]:
     """The patched object cleaned, and unknown fields the patch brought (not already stored)."""
-    cleaned, found = check(rt, patched, dups={}, document_order=False)
+    cleaned, found = check(rt, patched, dups={}, document_order=False, stored=old)
     if not found.messages:  # the usual patch: nothing unknown, so no need to walk the old object
         return cleaned, []
     _, before = check(rt, old, dups={}, document_order=False)

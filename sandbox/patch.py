@@ -42,7 +42,7 @@ MERGE_PRIMITIVES = {"finalizers"}
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: objects merge recursively, null deletes, anything else replaces."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return _copied(patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
@@ -50,6 +50,16 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
+
+
+def _copied(value: Any) -> Any:
+    """A JSON value's own copy (what `copy.deepcopy` gives for one, in a fraction of the time:
+    strings, numbers, booleans and null are immutable, so only lists and objects are rebuilt)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
 
 
 # ---- JSON patch ----------------------------------------------------------------------------
