@@ -4,10 +4,15 @@ The first occurrence of (object, type, reason, message) creates an Event; repeat
 `count` and `lastTimestamp` instead of creating new objects, which is what `kubectl describe`
 shows as "x5 over 2m". An event that cannot be written is logged and dropped: events are
 advisory and must never fail a reconcile.
+
+The recorder remembers the last 4,096 keys, as client-go's does. A key is kept as a 16-byte
+digest, not as its strings: messages carry metric values and errors, so nearly every key is new,
+and their text held until forgotten was most of what a leading controller's heap grew by.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -27,10 +32,16 @@ __all__ = ["EventRecorder"]
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seen:
     name: str
     count: int
+
+
+def _digest(*parts: str) -> bytes:
+    """One key's 16-byte digest (each part prefixed by its length, so no two keys' texts meet)."""
+    text = "".join(f"{len(part)}:{part}" for part in parts)
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
 class EventRecorder:
@@ -44,7 +55,7 @@ class EventRecorder:
         self._kube = kube
         self._component = component
         self._instance = f"{socket.gethostname()}-{os.getpid()}"
-        self._seen: OrderedDict[tuple[str, ...], _Seen] = OrderedDict()
+        self._seen: OrderedDict[bytes, _Seen] = OrderedDict()
         self._max_keys = max_keys
 
     async def record(
@@ -52,7 +63,7 @@ class EventRecorder:
     ) -> None:
         meta = obj.get("metadata", {})
         namespace = str(meta.get("namespace", "default"))
-        key = (namespace, str(meta.get("uid", meta.get("name"))), type_, reason, message)
+        key = _digest(namespace, str(meta.get("uid", meta.get("name"))), type_, reason, message)
         now = datetime.now(UTC)
         seen = self._seen.get(key)
         try:
