@@ -129,6 +129,15 @@ _MILLI_CACHE: dict[str, int] = {}
 _CACHE_LIMIT = 65536  # distinct strings remembered; documents repeat the same few quantities
 
 
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    """Keep `value` for `key`. A full memo starts afresh: metric values and time instants keep
+    coming, most of them seen once, so keeping the first ones seen would hold the memo full of
+    what never comes again; afresh, it holds what is in use now."""
+    if len(memo) >= _CACHE_LIMIT:
+        memo.clear()
+    memo[key] = value
+
+
 def milli(value: Any, path: str) -> int:
     """A Quantity (string, or a JSON number as the API also accepts) in thousandths, rounded up."""
     if isinstance(value, str):
@@ -144,8 +153,7 @@ def milli(value: Any, path: str) -> int:
         result = milli_value(text)
     except QuantityError as e:
         raise DocumentError(path, str(e)) from e
-    if len(_MILLI_CACHE) < _CACHE_LIMIT:
-        _MILLI_CACHE[text] = result
+    _remember(_MILLI_CACHE, text, result)
     return result
 
 
@@ -162,8 +170,7 @@ def time_ns(value: Any, path: str) -> int:
         result = parse_time_ns(value)
     except TimeError as e:
         raise DocumentError(path, str(e)) from e
-    if len(_TIME_CACHE) < _CACHE_LIMIT:
-        _TIME_CACHE[value] = result
+    _remember(_TIME_CACHE, value, result)
     return result
 
 
@@ -180,8 +187,7 @@ def history_time(ns: int) -> str:
     text = _FORMATTED.get(ns)
     if text is None:
         text = format_time_ns(ns)
-        if len(_FORMATTED) < _CACHE_LIMIT:
-            _FORMATTED[ns] = text
+        _remember(_FORMATTED, ns, text)
     return text
 
 
@@ -198,8 +204,7 @@ def duration_ns(value: Any, path: str) -> int:
         cached = _DURATIONS.get(value)
         if cached is None:
             cached = _parse_duration(value, path)
-            if len(_DURATIONS) < _CACHE_LIMIT:
-                _DURATIONS[value] = cached
+            _remember(_DURATIONS, value, cached)
         return cached
     return _parse_duration(value, path)
 
