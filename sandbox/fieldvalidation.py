@@ -167,14 +167,10 @@ class _Walk:
             if child is None or not isinstance(item, dict | list):
                 out[key] = item  # a scalar has no fields to find
                 continue
-            where = f"{path}.{key}" if path else key
-            if before is None:
-                out[key] = self.value(child, item, where)
-                continue
-            was = before.get(key)
-            if was is item and isinstance(item, dict | list):
+            was = before.get(key) if before is not None else None
+            if was is item:
                 continue  # the patch left this part as stored: nothing new in it
-            self.value(child, item, where, was)
+            out[key] = self.value(child, item, f"{path}.{key}" if path else key, was)
         return out if self.build else value
 
 
