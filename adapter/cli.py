@@ -278,13 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help=EVENT_LOOP_HELP,
     )
-    g.add_argument(
-        "--gc-threshold",
-        type=gctune.argument,
-        default=gctune.DEFAULT,
-        metavar="YOUNG,MIDDLE,FULL",
-        help=gctune.HELP,
-    )
+    gctune.add_flag(g)
 
     g = parser.add_argument_group("Kubernetes")
     g.add_argument(

@@ -285,13 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--event-loop", choices=eventloop.EVENT_LOOPS, default="auto", help=eventloop.HELP
     )
-    g.add_argument(
-        "--gc-threshold",
-        type=gctune.argument,
-        default=gctune.DEFAULT,
-        metavar="YOUNG,MIDDLE,FULL",
-        help=gctune.HELP,
-    )
+    gctune.add_flag(g)
     return p
 
 

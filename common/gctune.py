@@ -18,7 +18,16 @@ from __future__ import annotations
 import argparse
 import gc
 
-__all__ = ["DEFAULT", "HELP", "PYTHON", "GCThresholdError", "apply", "argument", "parse"]
+__all__ = [
+    "DEFAULT",
+    "HELP",
+    "PYTHON",
+    "GCThresholdError",
+    "add_flag",
+    "apply",
+    "argument",
+    "parse",
+]
 
 DEFAULT = "10000,10,10"
 PYTHON = "700,10,10"
@@ -56,6 +65,17 @@ def argument(text: str) -> tuple[int, int, int]:
         return parse(text)
     except GCThresholdError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_flag(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--gc-threshold`, as every program of the bundle takes it."""
+    parser.add_argument(
+        "--gc-threshold",
+        type=argument,
+        default=DEFAULT,
+        metavar="YOUNG,MIDDLE,FULL",
+        help=HELP,
+    )
 
 
 def apply(threshold: tuple[int, int, int]) -> None:

@@ -86,13 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--event-loop", choices=eventloop.EVENT_LOOPS, default="auto", help=eventloop.HELP
     )
-    serve.add_argument(
-        "--gc-threshold",
-        type=gctune.argument,
-        default=gctune.DEFAULT,
-        metavar="YOUNG,MIDDLE,FULL",
-        help=gctune.HELP,
-    )
+    gctune.add_flag(serve)
     return parser
 
 
