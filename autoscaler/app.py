@@ -48,6 +48,7 @@ class Settings:
     tls_key_file: str = ""
     request_timeout: float = 10.0  # seconds per API request
     decision_log: DecisionLogSettings | None = None  # None: no decision log
+    share_pod_metrics: float = 0.0  # > 0: Pods metrics read namespace-wide, shared per window
 
 
 class Informers:
@@ -89,8 +90,10 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     kube = await connect(settings.kubeconfig, request_timeout=settings.request_timeout)
     identity = settings.lease.identity or _identity()
     kube.set_user_agent(f"promscaler-autoscaler ({identity})")  # one replica in audit logs
-    cluster = KubeCluster(kube)
+    cluster = KubeCluster(kube, share_pod_metrics=settings.share_pod_metrics)
     metrics = SelfMetrics()
+    if cluster.shared_reads is not None:
+        metrics.count_shared_reads(cluster.shared_reads)
     index = TargetIndex()
     decide = _decide()
     decisions = DecisionLog(settings.decision_log) if settings.decision_log else None

@@ -156,6 +156,17 @@ def build_parser() -> argparse.ArgumentParser:
         "an Autoscaler over after a crash starting from older timestamps",
     )
     g.add_argument(
+        "--share-pod-metrics",
+        type=parse_duration,
+        default=0.0,
+        metavar="DUR",
+        help="for many Autoscalers on one Pods metric in a namespace: read the metric for "
+        "the whole namespace at most once per this window and give each pass its own pods' "
+        "values from that answer (values up to this old; the pod cache picks the pods); "
+        "it switches on per metric only while enough passes ask for it; 0 reads per pass, "
+        "as upstream",
+    )
+    g.add_argument(
         "--workers",
         type=_positive_int,
         default=c.workers,
@@ -333,6 +344,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         tls_key_file=args.tls_private_key_file,
         request_timeout=args.request_timeout,
         decision_log=decisionlog.settings_from(args),
+        share_pod_metrics=args.share_pod_metrics,
     )
 
 

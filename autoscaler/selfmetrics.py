@@ -14,10 +14,11 @@ from typing import cast
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.utils import floatToGoString
 
+from autoscaler.kube.sharedreads import SharedReads
 from common.runtimemetrics import register_runtime
 
 __all__ = ["PLAIN_GAUGES", "SelfMetrics", "Snapshot", "serving_context", "start_health_server"]
@@ -140,6 +141,10 @@ class SelfMetrics:
         self.registry.register(self._base)
         self.registry.register(self.per_autoscaler)
 
+    def count_shared_reads(self, reads: SharedReads) -> None:
+        """Expose how Pods metrics were read with `--share-pod-metrics` on."""
+        self._base.register(_SharedReadsCollector(reads))
+
     async def exposition(self) -> bytes:
         """The body of /metrics: the text format `generate_latest(self.registry)` gives, with
         the per-Autoscaler series rendered by `PerAutoscaler.exposition`: prometheus_client
@@ -237,6 +242,29 @@ class PerAutoscaler:
             GaugeMetricFamily(*self._VALUE, labels=[*ids, "metric"]),
             GaugeMetricFamily(*self._TARGET, labels=[*ids, "metric"]),
         ]
+
+
+class _SharedReadsCollector:
+    """`promscaler_autoscaler_pod_metric_reads_total{read}`, from `SharedReads`' counters."""
+
+    def __init__(self, reads: SharedReads) -> None:
+        self._reads = reads
+
+    def describe(self) -> list[CounterMetricFamily]:
+        return self.collect()
+
+    def collect(self) -> list[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "promscaler_autoscaler_pod_metric_reads",
+            "Pods metric reads with --share-pod-metrics: read=own (a pass asked for its own "
+            "pods), shared (a pass took its pods from a namespace-wide answer), namespace "
+            "(namespace-wide requests sent).",
+            labels=["read"],
+        )
+        r = self._reads
+        for read, value in (("own", r.own), ("shared", r.shared), ("namespace", r.wide_reads)):
+            family.add_metric([read], value)
+        return [family]
 
 
 def _series(snap: Snapshot) -> Iterator[tuple[int, tuple[str, ...], float]]:

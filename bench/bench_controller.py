@@ -398,6 +398,7 @@ async def run_replicas(
         loops = args.replica_event_loops.split(",") if args.replica_event_loops else []
         argv += ["--event-loop", loops[r % len(loops)] if loops else args.event_loop]
         argv += ["--gc-threshold", args.gc_threshold]
+        argv += ["--share-pod-metrics", str(args.share_pod_metrics)]
         with (tmp / f"replica-{r}.log").open("wb") as log:
             procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))  # noqa: ASYNC220 - starts at once
     try:
@@ -641,6 +642,13 @@ async def main() -> None:
         help="the controller's --history-refresh (one-replica run)",
     )
     p.add_argument(
+        "--share-pod-metrics",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the controller's --share-pod-metrics (every replica; 0: off, as upstream)",
+    )
+    p.add_argument(
         "--sandbox-event-loop",
         choices=eventloop.EVENT_LOOPS,
         default="auto",
@@ -760,6 +768,7 @@ async def main() -> None:
             controller=ControllerConfig(sync_period=args.sync_period, workers=args.workers),
             options=ControllerOptions(history_refresh=args.history_refresh),
             metrics_port=0,
+            share_pod_metrics=args.share_pod_metrics,
         )
         original_pass = Controller._pass
 

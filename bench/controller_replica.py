@@ -38,6 +38,7 @@ async def main() -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
     p.add_argument("--gc-threshold", type=gctune.argument, default=gctune.DEFAULT)
+    p.add_argument("--share-pod-metrics", type=float, default=0.0)
     args = p.parse_args()
     passes: list[tuple[float, float, float]] = []  # (wall start, lag, duration) in seconds
     original = Controller._pass
@@ -64,6 +65,7 @@ async def main() -> None:
             retry_period=1.0,
         ),
         metrics_port=0,
+        share_pod_metrics=args.share_pod_metrics,
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

@@ -29,6 +29,7 @@ from autoscaler.kube.events import EventRecorder
 from autoscaler.kube.failures import check_entry, failure, reason_of
 from autoscaler.kube.informer import Informer
 from autoscaler.kube.scalecache import ScaleCache
+from autoscaler.kube.sharedreads import SharedReads
 from autoscaler.kube.slimpod import slim_pod
 from common.labelindex import LabelIndex
 from common.selectors import (
@@ -65,6 +66,7 @@ class KubeCluster:
         *,
         component: str = "promscaler-autoscaler",
         cache_scales: bool = True,
+        share_pod_metrics: float = 0.0,
     ) -> None:
         self._kube = kube
         self.discovery = Discovery(kube)
@@ -73,6 +75,8 @@ class KubeCluster:
         self.scales = ScaleCache(kube)
         self.cache_scales = cache_scales  # False: GET /scale on every pass, as upstream
         self._pod_labels: dict[str, LabelIndex[str]] = {}  # namespace -> its pods by label
+        # > 0: Pods metrics read namespace-wide once per window, shared (kube/sharedreads.py)
+        self.shared_reads = SharedReads(share_pod_metrics) if share_pod_metrics > 0 else None
 
     async def close(self) -> None:
         await asyncio.gather(*(i.stop() for i in self._pods.values()))
@@ -161,6 +165,9 @@ class KubeCluster:
             source = metric.get("pods") or {}
             name, query = _metric_query(source.get("metric") or {}, "metricLabelSelector")
             path = f"{CUSTOM}/namespaces/{_seg(ns)}/pods/*/{_seg(name)}"
+            shared = self.shared_reads
+            if shared is not None and shared.wide((ns, name, tuple(query)), self._pod_count(ns)):
+                return await self._shared_pods(shared, ns, name, path, query, pod_selector)
             query.insert(0, ("labelSelector", pod_selector))
             doc = await self._kube.request("GET", path, query=query)
             return _nonempty("items", doc.get("items"), _EMPTY["custom"])
@@ -173,6 +180,35 @@ class KubeCluster:
             doc = await self._kube.request("GET", path, query=query)
             return _nonempty("items", doc.get("items"), _EMPTY["external"])
         return failure("UnknownKind", f"unknown metric source type {kind!r}")
+
+    def _pod_count(self, ns: str) -> int | None:
+        informer = self._pods.get(ns)
+        return len(informer.objects) if informer is not None and informer.synced.is_set() else None
+
+    async def _shared_pods(
+        self,
+        shared: SharedReads,
+        ns: str,
+        name: str,
+        path: str,
+        query: list[tuple[str, str]],
+        pod_selector: str,
+    ) -> JSON:
+        """The values of this target's pods, from the namespace's shared answer: the items
+        naming a pod the selector matches in the pod cache, in the answer's order."""
+
+        async def fetch() -> dict[str, list[tuple[int, JSON]]]:
+            doc = await self._kube.request("GET", path, query=query)
+            return _by_pod(doc.get("items") or ())
+
+        by_pod = await shared.read((ns, name, tuple(query)), fetch)
+        found = [
+            hit
+            for pod in await self.list_pods(ns, pod_selector)
+            for hit in by_pod.get((pod.get("metadata") or {}).get("name", ""), ())
+        ]
+        found.sort(key=lambda hit: hit[0])
+        return _nonempty("items", [item for _, item in found], _EMPTY["custom"])
 
     async def _fetch_object(self, ns: str, source: Mapping[str, Any]) -> JSON:
         described = source.get("describedObject") or {}
@@ -208,6 +244,17 @@ class KubeCluster:
         self, obj: Mapping[str, Any], *, type_: str, reason: str, message: str
     ) -> None:
         await self.events.record(obj, type_=type_, reason=reason, message=message)
+
+
+def _by_pod(items: Any) -> dict[str, list[tuple[int, JSON]]]:
+    """A namespace-wide answer's items by the pod they describe, with their place in it: each
+    pass then looks up its own pods instead of walking every pod of the namespace."""
+    out: dict[str, list[tuple[int, JSON]]] = {}
+    for i, item in enumerate(items):
+        described = item.get("describedObject") if isinstance(item, dict) else None
+        if isinstance(described, dict):
+            out.setdefault(str(described.get("name", "")), []).append((i, item))
+    return out
 
 
 def _index(index: LabelIndex[str], kind: str, pod: JSON) -> None:

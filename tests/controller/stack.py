@@ -213,6 +213,7 @@ class Stack:
     def settings(self, **controller: Any) -> Settings:
         lease = controller.pop("lease", None)
         options = controller.pop("options", ControllerOptions())
+        share_pod_metrics = controller.pop("share_pod_metrics", 0.0)
         config = {"sync_period": 1.0, "zero_poll_interval": 1.0, "workers": 4, **controller}
         return Settings(
             kubeconfig=str(self.kubeconfig),
@@ -224,6 +225,7 @@ class Stack:
             leader_elect=lease is not None,
             lease=lease or LeaseConfig(),
             metrics_port=0,
+            share_pod_metrics=share_pod_metrics,
         )
 
     @contextlib.asynccontextmanager

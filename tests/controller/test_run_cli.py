@@ -60,6 +60,8 @@ def test_flags_become_settings():
             "8",
             "--history-refresh",
             "2m30s",
+            "--share-pod-metrics",
+            "5s",
         ]
     )
     s = settings_from(args)
@@ -77,7 +79,10 @@ def test_flags_become_settings():
     assert s.options.downscale_stabilization == 60
     assert s.shards == 8
     assert s.options.history_refresh == 150
-    assert settings_from(build_parser().parse_args([])).options.history_refresh == 60
+    assert s.share_pod_metrics == 5
+    defaults = settings_from(build_parser().parse_args([]))
+    assert defaults.options.history_refresh == 60
+    assert defaults.share_pod_metrics == 0  # off: one read per pass, as upstream
 
 
 @pytest.mark.parametrize(
@@ -95,6 +100,9 @@ def test_flags_become_settings():
             id="bad-gc-threshold",
         ),
         pytest.param(["--history-refresh", "0s"], "--history-refresh", id="zero-history-refresh"),
+        pytest.param(
+            ["--share-pod-metrics", "-5s"], "--share-pod-metrics", id="negative-share-window"
+        ),
         pytest.param(["--tls-cert-file", "c.pem"], "--tls-private-key-file", id="cert-without-key"),
         pytest.param(
             ["--leader-elect-renew-deadline", "20s"], "renew-deadline", id="renew-over-lease"

@@ -204,3 +204,18 @@ async def test_exposition_is_the_registrys_whole_text():
         if "promscaler_autoscaler_gc_" in line or "asyncio_tasks" in line:
             continue
         assert line in served.splitlines(), line
+
+
+async def test_shared_pod_metric_reads_are_exposed():
+    from autoscaler.kube.sharedreads import SharedReads
+
+    metrics = SelfMetrics()
+    reads = SharedReads(5.0, clock=lambda: 0.0)
+    metrics.count_shared_reads(reads)
+    reads.wide(("ns", "rps", ()), 10)  # the first request of a key reads its own pods
+    reads.shared, reads.wide_reads = 7, 2
+    name = "promscaler_autoscaler_pod_metric_reads_total"
+    assert [_sample(metrics, name, read=r) for r in ("own", "shared", "namespace")] == [1, 7, 2]
+    served = (await metrics.exposition()).decode()
+    assert f'{name}{{read="shared"}} 7.0' in served
+    assert SelfMetrics().registry.get_sample_value(name, {"read": "own"}) is None  # off: absent
