@@ -308,6 +308,21 @@ def test_autoscaler_runs_with_leader_election(helm: Helm) -> None:
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
 
 
+def test_shared_pod_reads_are_off_unless_asked_for(helm: Helm) -> None:
+    off = container(helm.template({}), AUTOSCALER)["args"]
+    assert not [a for a in off if a.startswith("--share-pod-metrics")]
+    on = container(helm.template({"autoscaler": {"sharePodMetrics": "5s"}}), AUTOSCALER)
+    assert "--share-pod-metrics=5s" in on["args"]
+
+
+@pytest.mark.parametrize("window", ["5 seconds", "5", "-5s", "5us"])
+def test_the_schema_refuses_a_share_window_the_controller_cannot_read(
+    helm: Helm, window: str
+) -> None:
+    with pytest.raises(RenderError):
+        helm.template({"autoscaler": {"sharePodMetrics": window}})
+
+
 def test_sharded_autoscaler_shares_leases_and_survives_a_drain(helm: Helm) -> None:
     rendered = helm.template({"autoscaler": {"replicas": 3, "shards": 8, "leaderElect": False}})
     dep = rendered.get("Deployment", AUTOSCALER)
