@@ -163,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="for many Autoscalers on one Pods metric in a namespace: read the metric for "
         "the whole namespace at most once per this window and give each pass its own pods' "
         "values from that answer (values up to this old; the pod cache picks the pods); "
-        "it switches on per metric only while enough passes ask for it; 0 reads per pass, "
-        "as upstream",
+        "it switches on per metric only while enough passes ask for it; 0, the default, "
+        "reads per pass, as upstream",
     )
     g.add_argument(
         "--workers",
