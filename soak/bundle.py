@@ -97,7 +97,8 @@ class Bundle:
             "--config", str(self.workdir / "sandbox.yaml"),
             "--dir", str(self.workdir / "sandbox"),
             "--state-file", str(self.workdir / "sandbox-state.json"),
-            "--admin-token", self.admin_token,
+            # one argument with its flag: a random token may start with "-"
+            f"--admin-token={self.admin_token}",
             "--pod-ready-delay", "0.5",
         ]  # fmt: skip
         await self._launch("sandbox")
