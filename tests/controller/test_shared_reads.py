@@ -87,6 +87,15 @@ async def passes(cluster: KubeCluster, selectors: list[str]) -> list[dict[str, A
     return out
 
 
+def sharing(api: FakeApi, window: float) -> tuple[KubeCluster, list[float]]:
+    """A cluster with shared reads on, and the clock its windows are counted by (seconds)."""
+    clock = [0.0]
+    cluster = KubeCluster(api, share_pod_metrics=window)  # type: ignore[arg-type]
+    assert cluster.shared_reads is not None
+    cluster.shared_reads._clock = lambda: clock[0]
+    return cluster, clock
+
+
 def web_api(n: int = 10) -> FakeApi:
     pods = {f"p{i}": {"app": f"a{i % 3}"} for i in range(n)}
     return FakeApi(pods, {f"p{i}": str(i) for i in range(n) if i != 4})
@@ -105,10 +114,7 @@ async def test_off_by_default_every_pass_sends_its_own_selector() -> None:
 
 async def test_a_busy_metric_is_read_once_per_window_and_each_pass_keeps_its_pods() -> None:
     api = web_api()
-    clock = [0.0]
-    cluster = KubeCluster(api, share_pod_metrics=5.0)  # type: ignore[arg-type]
-    assert cluster.shared_reads is not None
-    cluster.shared_reads._clock = lambda: clock[0]
+    cluster, clock = sharing(api, 5.0)
     try:
         sels = ["app=a0", "app=a1", "app=a2"]
         own = await passes(cluster, sels)  # first window: nothing seen before, own reads
@@ -130,11 +136,8 @@ async def test_a_busy_metric_is_read_once_per_window_and_each_pass_keeps_its_pod
 
 
 async def test_a_lone_autoscaler_or_a_big_namespace_keeps_reading_its_own_pods() -> None:
-    clock = [0.0]
     api = web_api(n=5 * PODS_PER_REQUEST + 1)  # more pods than 5 requests justify
-    cluster = KubeCluster(api, share_pod_metrics=1.0)  # type: ignore[arg-type]
-    assert cluster.shared_reads is not None
-    cluster.shared_reads._clock = lambda: clock[0]
+    cluster, clock = sharing(api, 1.0)
     try:
         for t in range(4):  # one request a window: never shared
             clock[0] = float(t)
@@ -158,10 +161,7 @@ async def test_a_lone_autoscaler_or_a_big_namespace_keeps_reading_its_own_pods()
 
 async def test_a_failed_read_fails_its_waiters_and_is_not_kept() -> None:
     api = web_api()
-    clock = [0.0]
-    cluster = KubeCluster(api, share_pod_metrics=5.0)  # type: ignore[arg-type]
-    assert cluster.shared_reads is not None
-    cluster.shared_reads._clock = lambda: clock[0]
+    cluster, clock = sharing(api, 5.0)
     try:
         await passes(cluster, ["app=a0", "app=a1"])
         clock[0] = 5.0
@@ -236,10 +236,8 @@ def test_shared_answers_equal_own_answers(
 
     async def run() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[list[Any]]]:
         own_api, shared_api = FakeApi(pods, values), FakeApi(pods, values)
-        own, shared = KubeCluster(own_api), KubeCluster(shared_api, share_pod_metrics=60.0)  # type: ignore[arg-type]
-        assert shared.shared_reads is not None
-        clock = [0.0]
-        shared.shared_reads._clock = lambda: clock[0]
+        own = KubeCluster(own_api)  # type: ignore[arg-type]
+        shared, clock = sharing(shared_api, 60.0)
         try:
             await passes(shared, [*selectors, "", ""])  # a window with enough requests
             clock[0] = 60.0
@@ -259,10 +257,7 @@ def test_shared_answers_equal_own_answers(
 
 async def test_metric_selector_is_part_of_the_key() -> None:
     api = web_api()
-    clock = [0.0]
-    cluster = KubeCluster(api, share_pod_metrics=5.0)  # type: ignore[arg-type]
-    assert cluster.shared_reads is not None
-    cluster.shared_reads._clock = lambda: clock[0]
+    cluster, clock = sharing(api, 5.0)
     sel = {"matchLabels": {"verb": "GET"}}
     try:
         for metric in (pods_metric(), pods_metric(sel)) * 2:
