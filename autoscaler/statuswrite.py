@@ -1,15 +1,20 @@
 """Writing an Autoscaler's status: only when it changed, as a merge patch of the subresource.
 
 The recommendation history is persisted in status (so a new leader continues the stabilization
-window) but refreshed at most every `history_refresh` seconds when nothing else changed, or
-every pass would be a status write. A pass whose write was skipped is still the next pass's
-starting point (`base`): the leader decides from exact history timestamps (which the controls'
-lastActiveTime is taken from), and only a new leader starts from the persisted, older ones.
+window) but, when nothing else changed, refreshed once per `history_refresh` seconds, or every
+pass would be a status write. Each Autoscaler refreshes at its own point of that period, set by
+its name: thousands created (or taken over) together would otherwise all refresh in the same
+sync period, one round of writes every few rounds instead of a steady trickle. A pass whose
+write was skipped is still the next pass's starting point (`base`): the leader decides from
+exact history timestamps (which the controls' lastActiveTime is taken from), and only a new
+leader starts from the persisted, older ones.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import zlib
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -70,7 +75,7 @@ class StatusWriter:
         if "lastScaleTime" not in new and old.get("lastScaleTime"):
             new["lastScaleTime"] = old["lastScaleTime"]
         persisted = dict(obj.get("status") or {})
-        if self._unchanged(persisted, new, spec):
+        if self._unchanged(persisted, new, spec, _key(obj)):
             self._unwritten[_key(obj)] = (persisted, new)
             return  # no write (the HPA also skips no-op status updates)
         self._unwritten.pop(_key(obj), None)
@@ -88,16 +93,17 @@ class StatusWriter:
             return
         obj["status"] = fresh.get("status", new) if fresh else new
 
-    def _unchanged(self, old: JSON, new: JSON, spec: Mapping[str, Any]) -> bool:
+    def _unchanged(self, old: JSON, new: JSON, spec: Mapping[str, Any], key: str) -> bool:
         """Equal apart from history, and the history equal in what it holds (the scale events,
-        the set of recommended values) and persisted recently enough: within `history_refresh`
-        seconds and half the downscale window, so a new leader's window is never far off."""
+        the set of recommended values) and persisted recently enough: in the same refresh period
+        (`history_refresh` seconds, or half the downscale window when shorter, so a new leader's
+        window is never far off), the periods of each Autoscaler shifted by its own phase."""
         old = {k: v for k, v in old.items() if v is not None}
         if {**old, "history": None} != {**new, "history": None}:
             return False
         before, after = old.get("history") or {}, new.get("history") or {}
-        for key in ("scaleUpEvents", "scaleDownEvents"):
-            if (before.get(key) or []) != (after.get(key) or []):
+        for events in ("scaleUpEvents", "scaleDownEvents"):
+            if (before.get(events) or []) != (after.get(events) or []):
                 return False
         recs_before = before.get("recommendations") or []
         recs_after = after.get("recommendations") or []
@@ -110,7 +116,7 @@ class StatusWriter:
         window = _down_window(spec, self._options)
         if window > 0:
             limit = min(limit, window / 2)
-        return _age(recs_before, recs_after) < limit
+        return _same_period(recs_before, recs_after, limit, key)
 
 
 def _down_window(spec: Mapping[str, Any], options: ControllerOptions) -> float:
@@ -125,14 +131,26 @@ def _down_window(spec: Mapping[str, Any], options: ControllerOptions) -> float:
 _stamp = lru_cache(maxsize=4096)(parse_time)
 
 
-def _age(before: list[Any], after: list[Any]) -> float:
-    """Seconds between the newest persisted recommendation and the newest new one."""
+def _same_period(before: list[Any], after: list[Any], period: float, key: str) -> bool:
+    """Whether the newest persisted recommendation and the newest new one fall in the same
+    refresh period of `key`: periods of `period` seconds, shifted by a phase in [0, period)
+    taken from the key. Stable across processes (not `hash`, which is salted per process), so a
+    shard's next holder keeps the phase. The persisted history is never more than one period
+    old, and an Autoscaler whose status changes nothing else is written once per period."""
     try:
-        old = max(_stamp(str(r["timestamp"])) for r in before)
-        new = max(_stamp(str(r["timestamp"])) for r in after)
+        old = max(_stamp(str(r["timestamp"])) for r in before).timestamp()
+        new = max(_stamp(str(r["timestamp"])) for r in after).timestamp()
     except (KeyError, ValueError):  # empty or unparsable: refresh
-        return float("inf")
-    return (new - old).total_seconds()
+        return False
+    if new <= old:
+        return True  # the same instant, or a clock that stepped back: nothing newer to persist
+    shift = _phase(key) * period
+    return math.floor((old + shift) / period) == math.floor((new + shift) / period)
+
+
+def _phase(key: str) -> float:
+    """A fraction in [0, 1) fixed by `key`."""
+    return zlib.crc32(key.encode()) / 2**32
 
 
 def failed_update(
