@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING
 import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
+from yarl import URL
 
 from sandbox import errors
 from sandbox.apiservices import is_available, set_condition
 from sandbox.auth import User
 from sandbox.operations import Api
+from sandbox.proxyurl import forwarded_path_qs
 from sandbox.resources import Registry
 from sandbox.store import Change, Obj
 
@@ -243,7 +245,10 @@ class Aggregator:
                 )
             ctx.load_cert_chain(self.pki.front_proxy_cert, self.pki.front_proxy_key)
             connector = aiohttp.TCPConnector(ssl=ctx)
-            session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
+            # no cookie jar: Go's proxy transport keeps no cookies from a backend
+            session = aiohttp.ClientSession(
+                connector=connector, auto_decompress=True, cookie_jar=aiohttp.DummyCookieJar()
+            )
             self._sessions[t] = session
         return session
 
@@ -269,7 +274,9 @@ class Aggregator:
             if k.lower() not in HOP_BY_HOP and not k.lower().startswith("x-remote-")
         )
         headers.extend(self.identity_headers(user))
-        url = f"https://{host}:{port}{request.rel_url.raw_path_qs}"
+        # as kube-aggregator writes it: the decoded path and the parsed query, re-encoded by Go
+        target = forwarded_path_qs(request.rel_url.raw_path, request.rel_url.raw_query_string)
+        url = URL(f"https://{host}:{port}{target}", encoded=True)
         body = await request.read()
         try:
             upstream = await self._session(t).request(

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from aiohttp import web
 from cryptography import x509
+from yarl import URL
 
 from sandbox.auth import parse_policy
 from sandbox.certs import issue, make_ca
@@ -37,6 +38,7 @@ class Backend:
         self.seen.append(
             {
                 "path": request.path_qs,
+                "raw": request.raw_path,  # as it came over the wire
                 "cn": cn,
                 "user": request.headers.getall("X-Remote-User", []),
                 "groups": request.headers.getall("X-Remote-Group", []),
@@ -219,9 +221,9 @@ async def test_proxied_request_carries_front_proxy_cert_and_identity(setup, ca):
         headers={"X-Remote-User": "mallory", "X-Remote-Group": "system:masters"},
     )
     assert status == 200, body
-    assert body == {
+    assert body == {  # the wildcard escaped, as Go writes a path (see the test below)
         "kind": "Echo",
-        "path": f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/rps?labelSelector=app%3Dweb",
+        "path": f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/%2A/rps?labelSelector=app%3Dweb",
     }
     seen = backend.seen[-1]
     assert seen["cn"] == "front-proxy-client"
@@ -229,6 +231,27 @@ async def test_proxied_request_carries_front_proxy_cert_and_identity(setup, ca):
     assert seen["groups"] == ["devs", "system:authenticated"]
     assert seen["extra"] == {"X-Remote-Extra-scopes": "read"}
     assert seen["authorization"] is None  # the caller's token never reaches the backend
+
+
+async def test_the_backend_gets_the_path_and_query_as_kube_aggregator_rewrites_them(setup):
+    """kube-aggregator forwards the decoded path and the parsed query re-encoded by Go: the
+    wildcard as %2A, parameters sorted by name, escapes in upper case, spaces as '+'."""
+    _sb, backend, admin, alice = setup
+    await register(admin, backend, ca=True)
+    await available(admin)
+    raw = (
+        f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/*/rps"
+        "?metricLabelSelector=q%3D1&labelSelector=app%3dweb%2cenv+in+(a,b)"
+    )
+    forwarded = (
+        f"/apis/{GROUP}/{VERSION}/namespaces/default/pods/%2A/rps"
+        "?labelSelector=app%3Dweb%2Cenv+in+%28a%2Cb%29&metricLabelSelector=q%3D1"
+    )
+    url = URL(alice.sb.url + raw, encoded=True)  # sent as written, not re-quoted
+    headers = {"Authorization": f"Bearer {alice.token}"}
+    async with alice.session.get(url, headers=headers) as resp:
+        assert resp.status == 200, await resp.text()
+    assert backend.seen[-1]["raw"] == forwarded
 
 
 async def test_the_sandbox_authorizes_before_proxying(setup):
