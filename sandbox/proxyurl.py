@@ -15,35 +15,46 @@ query skips pairs with a `;` and pairs with a bad escape, and turns `+` into a s
 
 from __future__ import annotations
 
+import re
 import string
+import urllib.parse
 
 __all__ = ["forwarded_path_qs"]
 
-_HEX = "0123456789ABCDEF"
+# Strings below hold bytes as latin-1 characters (one character per byte), so that escaping is
+# one `str.translate` and sorting compares bytes, as Go does.
 _UNRESERVED = frozenset((string.ascii_letters + string.digits + "-_.~").encode())
 _PATH_KEEPS = _UNRESERVED | frozenset(b"$&+,/:;=@")
+_PATH = {b: (chr(b) if b in _PATH_KEEPS else f"%{b:02X}") for b in range(256)}
+_QUERY = {b: (chr(b) if b in _UNRESERVED else f"%{b:02X}") for b in range(256)} | {0x20: "+"}
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def forwarded_path_qs(raw_path: str, raw_query: str) -> str:
     """The request target kube-aggregator sends for a request whose path and query arrived
     as `raw_path` and `raw_query` (still escaped, without the `?`)."""
-    path = _unescape(raw_path.encode("latin-1"), plus_is_space=False)
+    path = _unescape(_bytes(raw_path), plus_is_space=False)
     if path is None:  # Go's server answers 400 before any handler; keep the request as sent
         target = raw_path
-    elif path == b"*":
+    elif path == "*":
         target = "*"
     else:
-        target = _escape(path, _PATH_KEEPS, space_as_plus=False)
-    query = _encode(_parse_query(raw_query))
+        target = path.translate(_PATH)
+    query = _encode(_parse_query(_bytes(raw_query)))
     return f"{target}?{query}" if query else target
 
 
-def _parse_query(raw: str) -> dict[bytes, list[bytes]]:
-    values: dict[bytes, list[bytes]] = {}
-    for pair in raw.encode("latin-1").split(b"&"):
-        if b";" in pair or not pair:
+def _bytes(text: str) -> str:
+    """`text`'s UTF-8 bytes, one latin-1 character each (ASCII, the usual case, is unchanged)."""
+    return text if text.isascii() else text.encode().decode("latin-1")
+
+
+def _parse_query(raw: str) -> dict[str, list[str]]:
+    values: dict[str, list[str]] = {}
+    for pair in raw.split("&"):
+        if ";" in pair or not pair:
             continue
-        key, _, value = pair.partition(b"=")
+        key, _, value = pair.partition("=")
         k = _unescape(key, plus_is_space=True)
         v = _unescape(value, plus_is_space=True)
         if k is None or v is None:
@@ -52,41 +63,20 @@ def _parse_query(raw: str) -> dict[bytes, list[bytes]]:
     return values
 
 
-def _encode(values: dict[bytes, list[bytes]]) -> str:
+def _encode(values: dict[str, list[str]]) -> str:
     parts: list[str] = []
     for key in sorted(values):  # Go sorts the keys as byte strings
-        name = _escape(key, _UNRESERVED, space_as_plus=True)
-        parts.extend(f"{name}={_escape(v, _UNRESERVED, space_as_plus=True)}" for v in values[key])
+        name = key.translate(_QUERY)
+        parts.extend(f"{name}={v.translate(_QUERY)}" for v in values[key])
     return "&".join(parts)
 
 
-def _unescape(raw: bytes, *, plus_is_space: bool) -> bytes | None:
+def _unescape(raw: str, *, plus_is_space: bool) -> str | None:
     """Percent-decoding as Go's `unescape`; None where Go reports an invalid escape."""
-    if b"%" not in raw and not (plus_is_space and b"+" in raw):
-        return raw
-    out = bytearray()
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == 0x25:  # '%'
-            pair = raw[i + 1 : i + 3]
-            if len(pair) < 2 or any(h not in b"0123456789abcdefABCDEF" for h in pair):
-                return None
-            out.append(int(pair, 16))
-            i += 3
-            continue
-        out.append(0x20 if (c == 0x2B and plus_is_space) else c)
-        i += 1
-    return bytes(out)
-
-
-def _escape(raw: bytes, keep: frozenset[int], *, space_as_plus: bool) -> str:
-    out: list[str] = []
-    for c in raw:
-        if c in keep:
-            out.append(chr(c))
-        elif c == 0x20 and space_as_plus:
-            out.append("+")
-        else:
-            out.append(f"%{_HEX[c >> 4]}{_HEX[c & 15]}")
-    return "".join(out)
+    if _BAD_ESCAPE.search(raw):
+        return None
+    if plus_is_space:
+        raw = raw.replace("+", " ")
+    if "%" in raw:
+        raw = urllib.parse.unquote_to_bytes(raw).decode("latin-1")
+    return raw

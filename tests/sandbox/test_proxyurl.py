@@ -22,6 +22,7 @@ from sandbox.proxyurl import forwarded_path_qs
         # escaped in a path: the other sub-delims, space, non-ASCII bytes, '?', '%'
         ("/(x)!'", "", "/%28x%29%21%27"),
         ("/a%20b/%C3%A9/%3F/%25", "", "/a%20b/%C3%A9/%3F/%25"),
+        ("/\u00e9", "a=\u00e9", "/%C3%A9?a=%C3%A9"),  # raw UTF-8 from a lax client: its bytes
         # the decoded path is what is forwarded: an escaped slash becomes a slash
         ("/a%2Fb", "", "/a/b"),
         # a path Go cannot decode is rejected before any handler: left as it came
