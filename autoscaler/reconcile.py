@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from autoscaler.cluster import Cluster, ClusterError, Scale, failure
@@ -87,7 +88,7 @@ class Reconciler:
             return Outcome(reason="FailedGetScale", error=str(e))
         metrics, pods = await self._gather(ns, spec, scale)
         doc = {
-            "now": format_time(now),
+            "now": _now_text(now),
             "controller": self._options.document(),
             "autoscaler": {
                 "metadata": _control_metadata(meta),
@@ -240,6 +241,18 @@ class Reconciler:
 
     async def _event(self, obj: JSON, type_: str, reason: str, message: str) -> None:
         await self._cluster.record_event(obj, type_=type_, reason=reason, message=message)
+
+
+_NOW: list[tuple[int, str]] = [(0, format_time(datetime(1970, 1, 1, tzinfo=UTC)))]
+
+
+def _now_text(now: datetime) -> str:
+    """`format_time(now)`, formatted once per second: every pass stamps its document."""
+    second = math.floor(now.timestamp())
+    last = _NOW[0]
+    if last[0] != second:
+        last = _NOW[0] = (second, format_time(now))
+    return last[1]
 
 
 def _needs_pods(metric: Mapping[str, Any]) -> bool:

@@ -160,10 +160,23 @@ def _number(value: Any) -> float | None:
         return None
     if isinstance(value, int | float):
         return float(value)
+    text = str(value)
+    if text in _NUMBERS:
+        return _NUMBERS[text]
     try:
-        return float(parse_quantity(str(value)))
+        number: float | None = float(parse_quantity(text))
     except QuantityError:
-        return None
+        number = None
+    if len(_NUMBERS) >= _NUMBERS_LIMIT:  # full: start afresh with the values in use now
+        _NUMBERS.clear()
+    _NUMBERS[text] = number
+    return number
+
+
+# Quantity text -> float: every pass turns its metric's current value and target into gauge
+# numbers, and a cluster's Autoscalers repeat a few hundred distinct values.
+_NUMBERS: dict[str, float | None] = {}
+_NUMBERS_LIMIT = 4096
 
 
 def _int(value: Any) -> int | None:

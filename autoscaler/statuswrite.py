@@ -18,12 +18,13 @@ import zlib
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from autoscaler.cluster import Cluster, ClusterError
 from autoscaler.options import ControllerOptions, with_default_metrics
 from autoscaler.statusview import reference, set_condition, targets
-from common.kubetime import parse_time
+from common.kubetime import parse_time_ns
 
 __all__ = ["StatusWriter", "failed_update"]
 
@@ -128,7 +129,14 @@ def _down_window(spec: Mapping[str, Any], options: ControllerOptions) -> float:
 
 # History timestamps are whole seconds and every Autoscaler's pass stamps the same clock, so a
 # few thousand distinct stamps cover the downscale windows of all of them: parse each once.
-_stamp = lru_cache(maxsize=4096)(parse_time)
+_stamp_ns = lru_cache(maxsize=4096)(parse_time_ns)
+_timestamp = itemgetter("timestamp")
+
+
+def _newest(recommendations: list[Any]) -> int:
+    """The newest timestamp (ns) of a history's recommendations; raises on an empty list or a
+    missing or unparsable timestamp."""
+    return max(map(_stamp_ns, map(_timestamp, recommendations)))
 
 
 def _same_period(before: list[Any], after: list[Any], period: float, key: str) -> bool:
@@ -138,9 +146,8 @@ def _same_period(before: list[Any], after: list[Any], period: float, key: str) -
     shard's next holder keeps the phase. The persisted history is never more than one period
     old, and an Autoscaler whose status changes nothing else is written once per period."""
     try:
-        old = max(_stamp(str(r["timestamp"])) for r in before).timestamp()
-        new = max(_stamp(str(r["timestamp"])) for r in after).timestamp()
-    except (KeyError, ValueError):  # empty or unparsable: refresh
+        old, new = _newest(before) / 1e9, _newest(after) / 1e9
+    except (KeyError, ValueError, TypeError):  # empty or unparsable: refresh
         return False
     if new <= old:
         return True  # the same instant, or a clock that stepped back: nothing newer to persist

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from autoscaler.core import fastparse
 from autoscaler.core.behavior import DEFAULT_SCALE_DOWN, DEFAULT_SCALE_UP
 from autoscaler.core.controls_document import parse_control_status, parse_controls
 from autoscaler.core.controls_model import (
@@ -21,6 +22,7 @@ from autoscaler.core.controls_model import (
 )
 from autoscaler.core.fields import (
     DocumentError,
+    _remember,
     as_bool,
     as_float,
     as_int,
@@ -139,6 +141,22 @@ def parse_document(doc: Any) -> Step:
 def parse_options(obj: Mapping[str, Any], path: str = "controller") -> ControllerOptions:
     if not obj:
         return ControllerOptions()
+    try:  # a controller sends the same block with every document: parse each distinct one once
+        key: tuple[Any, ...] | None = (path, *((k, type(v), v) for k, v in obj.items()))
+        options = _OPTIONS.get(key)  # type: ignore[arg-type]
+    except TypeError:  # an unhashable value: a wrong type, which the parse below names
+        key, options = None, None
+    if options is None:
+        options = _parse_options(obj, path)
+        if key is not None:
+            _remember(_OPTIONS, key, options)
+    return options
+
+
+_OPTIONS: dict[tuple[Any, ...], ControllerOptions] = {}
+
+
+def _parse_options(obj: Mapping[str, Any], path: str) -> ControllerOptions:
     d = ControllerOptions()
     return ControllerOptions(
         tolerance=as_float(obj, "tolerance", path, default=d.tolerance),
@@ -349,7 +367,12 @@ def parse_history(obj: Any, path: str) -> History | None:
         raise DocumentError(path, "must be an object")
     recs_raw = obj.get("recommendations")
     recs = None
-    if recs_raw is not None:
+    if type(recs_raw) is list:
+        try:
+            recs = fastparse.recommendations(recs_raw)
+        except fastparse.Slow:
+            recs = None
+    if recs is None and recs_raw is not None:
         recs = tuple(
             Recommendation(
                 as_int(

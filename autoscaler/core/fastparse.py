@@ -1,6 +1,8 @@
-"""Fast paths for the per-pod parts of a decide document (pods, pod metrics, metric samples).
+"""Fast paths for the repeated parts of a decide document: pods, pod metrics, metric samples,
+and history recommendations.
 
-A document has one of each per pod, so these dominate `decide --jsonl`. Each fast parser accepts
+A document has one of each per pod, so these dominate `decide --jsonl`; a controller's pass sends
+a stabilization window of recommendations (about 20 at the defaults). Each fast parser accepts
 only plainly well-formed input and raises `Slow` at the first surprise; the caller then runs the
 validating parser in document.py, which produces the same value or the precise error. So the
 fast path never accepts anything the validating one rejects.
@@ -25,9 +27,11 @@ from autoscaler.core.model import (
     MetricSample,
     Pod,
     PodMetrics,
+    Recommendation,
 )
+from autoscaler.core.numeric import MAX_INT32
 
-__all__ = ["Slow", "metric_sample", "pod", "pod_metrics"]
+__all__ = ["Slow", "metric_sample", "pod", "pod_metrics", "recommendations"]
 
 
 class Slow(Exception):
@@ -179,3 +183,16 @@ def metric_sample(obj: Any) -> MetricSample:
     except DocumentError:
         raise _SLOW from None
     return MetricSample(milli_value, ZERO_TIME if ts is None else _time(ts), name, window)
+
+
+def recommendations(raw: list[Any]) -> tuple[Recommendation, ...]:
+    """`history.recommendations`: each an object with an int32 `replicas` and a time."""
+    out = []
+    for r in raw:
+        if type(r) is not dict:
+            raise _SLOW
+        replicas = r.get("replicas")
+        if type(replicas) is not int or not -MAX_INT32 - 1 <= replicas <= MAX_INT32:
+            raise _SLOW
+        out.append(Recommendation(replicas, _time(r.get("timestamp"))))
+    return tuple(out)

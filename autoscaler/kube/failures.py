@@ -96,15 +96,33 @@ def _quantity(value: Any, where: str) -> None:
         raise ValueError(f"{where}: {value!r} is not a quantity")
     if isinstance(value, float) and not math.isfinite(value):  # NaN/Inf: JSON has no such
         raise ValueError(f"{where}: {value} is not a quantity")
-    if isinstance(value, str):
+    if isinstance(value, str) and value not in _QUANTITIES:
         try:
             parse_quantity(value)
         except QuantityError as e:
             raise ValueError(f"{where}: {e}") from e
+        _remember(_QUANTITIES, value)
 
 
 def _time(value: Any, where: str) -> None:
+    text = str(value)
+    if text in _TIMES:
+        return
     try:
-        parse_time(str(value))
+        parse_time(text)
     except ValueError as e:
         raise ValueError(f"{where}: {value!r} is not an RFC3339 time") from e
+    _remember(_TIMES, text)
+
+
+# Texts that parsed, as a quantity and as a time: an answer's values and timestamps repeat
+# across passes and Autoscalers, so each is checked once while in use.
+_QUANTITIES: set[str] = set()
+_TIMES: set[str] = set()
+_LIMIT = 4096
+
+
+def _remember(valid: set[str], text: str) -> None:
+    if len(valid) >= _LIMIT:  # full: start afresh with what is in use now
+        valid.clear()
+    valid.add(text)

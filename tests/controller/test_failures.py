@@ -110,3 +110,16 @@ async def test_fetch_metric_reports_each_failure_with_its_reason(answer, reason)
     assert entry["reason"] == reason
     assert entry["error"]
     assert [c[1] for c in kube.calls] == [PATH], "one attempt per metric per pass"
+
+
+def test_remembered_texts_keep_their_kind():
+    """Texts already checked are remembered per kind: a time is not a quantity, and a bad
+    value stays bad however often it comes."""
+    stamp = "2026-01-01T00:00:00Z"
+    ok = {"items": [{"value": "250m", "timestamp": stamp}]}
+    assert check_entry(ok) is ok
+    assert check_entry(ok) is ok
+    assert check_entry({"items": [{"value": stamp}]})["reason"] == "InvalidValue"
+    assert check_entry({"items": [{"value": "1", "timestamp": "250m"}]})["reason"] == "InvalidValue"
+    for _ in range(2):
+        assert check_entry({"items": [{"value": "lots"}]})["reason"] == "InvalidValue"

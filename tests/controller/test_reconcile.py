@@ -290,3 +290,17 @@ async def test_no_metrics_means_cpu_utilization_80_as_the_hpa_defaults():
     assert outcome.reason != "InvalidSpec"
     assert "FailedGetResourceMetric" in reasons(cluster)
     assert obj["spec"]["metrics"] == [], "the object itself is not modified"
+
+
+def test_the_document_time_is_format_time_of_each_pass():
+    """The pass formats its time once per second; each document still says its own second."""
+    from autoscaler.reconcile import _now_text
+    from common.kubetime import format_time
+
+    base = datetime(2026, 12, 2, 8, 0, 0, tzinfo=UTC)
+    steps = [0, 0.2, 0.999, 1.0, 1.5, -3.25, 59.9, 3600.0, 0.4]
+    for step in steps:
+        now = base + timedelta(seconds=step)
+        assert _now_text(now) == format_time(now)
+    naive = datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)
+    assert _now_text(naive) == format_time(naive) == "1969-12-31T23:59:59Z"

@@ -122,3 +122,14 @@ def test_snapshot_reads_values_targets_and_labels():
     assert (snap.paused, snap.in_fallback) == (True, False)
     assert (snap.current_replicas, snap.desired_replicas) == (2, 3)
     assert snap.conditions == (("Paused", "True"),)
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [("1500m", 1.5), ("10", 10.0), ("2Ki", 2048.0), ("ten", None), (3, 3.0), (True, None)],
+)
+def test_gauge_numbers_are_the_same_when_remembered(value, want):
+    from autoscaler.statusview import _number
+
+    assert _number(value) == want
+    assert _number(value) == want  # the second time from the memo

@@ -5,8 +5,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autoscaler.core import DocumentError, decide_document
 from tests.core import builders as b
@@ -296,3 +299,89 @@ def test_negative_external_value_reported_as_milli_value() -> None:
     )
     result = decide_document(doc)
     assert result["status"]["currentMetrics"][0]["external"]["current"]["value"] == "-2m"
+
+
+_TIMES = st.sampled_from(
+    [
+        "2026-12-02T08:00:00Z",
+        "2026-12-02T08:00:15.5Z",
+        "2026-12-02T09:00:00+01:00",
+        "2026-12-02t08:00:00z",
+        "yesterday",
+        "",
+        "2026-13-02T08:00:00Z",
+    ]
+)
+_RECOMMENDATION = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "replicas": st.one_of(
+                st.integers(-(2**31) - 2, 2**31 + 1),
+                st.sampled_from([3.0, 2.5, True, False, "3", None, [3]]),
+            ),
+            "timestamp": st.one_of(_TIMES, st.sampled_from([None, 0, 1.5, ["x"]])),
+        },
+        optional={"extra": st.just(1)},
+    ),
+    st.sampled_from([None, 3, "r", [], {}, {"replicas": 1}, {"timestamp": "2026-12-02T08:00:00Z"}]),
+)
+
+
+def _outcome(parse: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return "ok", parse()
+    except DocumentError as e:
+        return "error", str(e)
+
+
+@settings(max_examples=400, deadline=None)
+@given(recs=st.lists(_RECOMMENDATION, max_size=6))
+def test_fast_history_parse_agrees_with_the_validating_one(recs: list[Any]) -> None:
+    """The history's fast path gives the validating parser's value, or hands over to it (so the
+    error, when there is one, is the validating parser's)."""
+    from autoscaler.core import fastparse
+    from autoscaler.core.document import parse_history
+
+    history = {"recommendations": recs}
+    fast = _outcome(lambda: parse_history(history, "history"))
+    with mock.patch.object(fastparse, "recommendations", side_effect=fastparse.Slow):
+        slow = _outcome(lambda: parse_history(history, "history"))
+    assert fast == slow
+
+
+def test_the_fast_history_parse_takes_well_formed_recommendations() -> None:
+    from autoscaler.core import fastparse
+    from autoscaler.core.model import Recommendation
+
+    recs = [
+        {"replicas": 3, "timestamp": "2026-12-02T08:00:00Z"},
+        {"replicas": 0, "timestamp": b.at(15)},
+    ]
+    parsed = fastparse.recommendations(recs)
+    assert [r.replicas for r in parsed] == [3, 0]
+    assert all(isinstance(r, Recommendation) for r in parsed)
+    for odd in ({"replicas": 3.0, "timestamp": b.at(0)}, {"replicas": True, "timestamp": b.at(0)}):
+        with pytest.raises(fastparse.Slow):  # the validating parser decides these
+            fastparse.recommendations([odd])
+
+
+@pytest.mark.parametrize(
+    ("block", "field"),
+    [
+        pytest.param({"scaleToZero": 1}, "controller.scaleToZero", id="int-for-bool"),
+        pytest.param({"tolerance": True}, "controller.tolerance", id="bool-for-number"),
+        pytest.param({"downscaleStabilizationSeconds": [300]}, "downscaleStab", id="unhashable"),
+    ],
+)
+def test_remembered_controller_options_still_reject_a_wrong_type(
+    block: dict[str, Any], field: str
+) -> None:
+    """The options block is parsed once per distinct value; a value equal to a good one but of
+    another type (1 == True in Python) is not the good one."""
+    from autoscaler.core.document import parse_options
+
+    good = {"scaleToZero": True, "tolerance": 1.0, "downscaleStabilizationSeconds": 300}
+    assert parse_options(good).scale_to_zero is True
+    assert parse_options(dict(good)) is parse_options(good)  # remembered
+    with pytest.raises(DocumentError, match=field):
+        parse_options({**good, **block})
