@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import math
+import multiprocessing
 import os
 import resource
 import shutil
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +179,7 @@ async def create_objects(
     return [labels for labels, _ in series]
 
 
-async def keep_fresh(st: Stack, series: list[dict[str, str]], every: float = 60.0) -> None:
+async def keep_fresh(url: str, series: list[dict[str, str]], every: float = 60.0) -> None:
     """Write every series again each `every` seconds, as a scrape would: a sample older than
     Prometheus' 5-minute lookback reads as no data, and at 10,000 Autoscalers the set-up alone
     takes minutes (every metric would then fail, and each failure be an event and a status
@@ -186,9 +188,22 @@ async def keep_fresh(st: Stack, series: list[dict[str, str]], every: float = 60.
         await asyncio.sleep(every)
         now = time.time()
         for i in range(0, len(series), 1000):
-            await remote_write(
-                st.prometheus_url, [(s, [(now, 10.0)]) for s in series[i : i + 1000]]
-            )
+            await remote_write(url, [(s, [(now, 10.0)]) for s in series[i : i + 1000]])
+
+
+def _keep_fresh_process(url: str, series: list[dict[str, str]]) -> None:
+    asyncio.run(keep_fresh(url, series))
+
+
+def start_keep_fresh(url: str, series: list[dict[str, str]]) -> BaseProcess:
+    """`keep_fresh` in a process of its own: encoding 10,000 series every minute took a few
+    hundred milliseconds of this process's event loop, which is the controller's, so every
+    minute its passes started that much late and its CPU per pass counted the driver's work."""
+    proc = multiprocessing.get_context("spawn").Process(
+        target=_keep_fresh_process, args=(url, series), daemon=True
+    )
+    proc.start()
+    return proc
 
 
 def pods_metric() -> dict[str, Any]:
@@ -813,7 +828,7 @@ async def main() -> None:
         series = await create_objects(
             st, args.autoscalers, args.targets, pods_every=args.pods_every
         )
-        fresh = asyncio.create_task(keep_fresh(st, series))
+        fresh = start_keep_fresh(st.prometheus_url, series)
         took = time.monotonic() - t0
         print(f"created {args.autoscalers} {args.targets}s + Autoscalers in {took:.1f}s")
         await asyncio.sleep(2)  # the adapter discovers the series (relist 1s)
@@ -898,7 +913,7 @@ async def main() -> None:
                 tmp=tmp,
             )
         Controller._pass = original_pass  # type: ignore[method-assign]
-        fresh.cancel()
+        fresh.terminate()
     finally:
         if kube is not None:
             await kube.close()
