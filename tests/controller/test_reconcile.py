@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -302,5 +302,7 @@ def test_the_document_time_is_format_time_of_each_pass():
     for step in steps:
         now = base + timedelta(seconds=step)
         assert _now_text(now) == format_time(now)
-    naive = datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)
-    assert _now_text(naive) == format_time(naive) == "1969-12-31T23:59:59Z"
+    before_epoch = datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)
+    assert _now_text(before_epoch) == format_time(before_epoch) == "1969-12-31T23:59:59Z"
+    elsewhere = (base + timedelta(seconds=7)).astimezone(timezone(timedelta(hours=1)))
+    assert _now_text(elsewhere) == format_time(elsewhere) == "2026-12-02T08:00:07Z"
