@@ -13,6 +13,7 @@ from typing import Any
 
 from autoscaler.selfmetrics import Snapshot
 from common.kubetime import format_time
+from common.memo import remember
 from common.quantity import QuantityError, parse_quantity
 
 __all__ = ["effective_bounds", "metric_labels", "reference", "set_condition", "snapshot", "targets"]
@@ -167,9 +168,7 @@ def _number(value: Any) -> float | None:
         number: float | None = float(parse_quantity(text))
     except QuantityError:
         number = None
-    if len(_NUMBERS) >= _NUMBERS_LIMIT:  # full: start afresh with the values in use now
-        _NUMBERS.clear()
-    _NUMBERS[text] = number
+    remember(_NUMBERS, text, number, limit=_NUMBERS_LIMIT)
     return number
 
 

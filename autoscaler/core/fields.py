@@ -12,6 +12,7 @@ from typing import Any
 
 from autoscaler.core.model import NS
 from common.kubetime import TimeError, format_time_ns, parse_time_ns
+from common.memo import remember
 from common.quantity import QuantityError, milli_value
 
 __all__ = [
@@ -130,12 +131,8 @@ _CACHE_LIMIT = 65536  # distinct strings remembered; documents repeat the same f
 
 
 def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    """Keep `value` for `key`. A full memo starts afresh: metric values and time instants keep
-    coming, most of them seen once, so keeping the first ones seen would hold the memo full of
-    what never comes again; afresh, it holds what is in use now."""
-    if len(memo) >= _CACHE_LIMIT:
-        memo.clear()
-    memo[key] = value
+    """Keep `value` for `key`; a full memo starts afresh (`common.memo`)."""
+    remember(memo, key, value, limit=_CACHE_LIMIT)
 
 
 def milli(value: Any, path: str) -> int:

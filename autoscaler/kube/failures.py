@@ -18,6 +18,7 @@ from typing import Any
 from autoscaler.cluster import failure
 from autoscaler.kube.client import KubeError, KubeUnavailable
 from common.kubetime import parse_time
+from common.memo import remember
 from common.quantity import QuantityError, parse_quantity
 
 __all__ = ["REASONS", "check_entry", "failure", "reason_of"]
@@ -101,7 +102,7 @@ def _quantity(value: Any, where: str) -> None:
             parse_quantity(value)
         except QuantityError as e:
             raise ValueError(f"{where}: {e}") from e
-        _remember(_QUANTITIES, value)
+        remember(_QUANTITIES, value, True, limit=_LIMIT)
 
 
 def _time(value: Any, where: str) -> None:
@@ -112,17 +113,11 @@ def _time(value: Any, where: str) -> None:
         parse_time(text)
     except ValueError as e:
         raise ValueError(f"{where}: {value!r} is not an RFC3339 time") from e
-    _remember(_TIMES, text)
+    remember(_TIMES, text, True, limit=_LIMIT)
 
 
 # Texts that parsed, as a quantity and as a time: an answer's values and timestamps repeat
 # across passes and Autoscalers, so each is checked once while in use.
-_QUANTITIES: set[str] = set()
-_TIMES: set[str] = set()
+_QUANTITIES: dict[str, bool] = {}
+_TIMES: dict[str, bool] = {}
 _LIMIT = 4096
-
-
-def _remember(valid: set[str], text: str) -> None:
-    if len(valid) >= _LIMIT:  # full: start afresh with what is in use now
-        valid.clear()
-    valid.add(text)
