@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import aiohttp
 import orjson
@@ -137,6 +137,14 @@ class PrometheusClient:
         data = await self._call("query", params, time_limit=time_limit, rule=rule)
         return list(_parse_vector(data))
 
+    async def query_keyed(
+        self, promql: str, *, label: str, point: Callable[[Any, str], P | None], rule: str = ""
+    ) -> Keyed[P]:
+        """Evaluate an instant query and key its samples by the value of `label` (see
+        `keyed_vector`): what the custom metrics API reads, without a Sample per series."""
+        data = await self._call("query", [("query", promql)], time_limit=None, rule=rule)
+        return keyed_vector(data, label, point)
+
     async def series(
         self,
         matchers: Sequence[str],
@@ -237,6 +245,56 @@ def _url_length(url: str, params: list[tuple[str, str]]) -> int:
 # Decimal is immutable and gauges repeat their values from one query to the next: parse each
 # distinct string once (a failure is not cached, so a bad one raises every time)
 _decimal = lru_cache(maxsize=8192)(Decimal)
+
+
+P = TypeVar("P")
+
+
+class Keyed(NamedTuple, Generic[P]):
+    """An instant vector keyed by one label: {label value: point}, and how many samples
+    `point` turned down (None: a NaN or an infinity, which the caller counts)."""
+
+    points: dict[str, P]
+    dropped: int
+
+
+def keyed_vector(data: Any, label: str, point: Callable[[Any, str], P | None]) -> Keyed[P]:
+    """The samples of an instant query's `data` as {value of `label` ("" when absent): point},
+    where `point(time, value text)` turns a sample's time (unix seconds as Prometheus wrote it)
+    and value into what the caller keeps, or None to leave it out. One loop over the answer's
+    JSON, no Sample or Decimal per series: a wildcard over 100 pods spent 2.5x as long going
+    through `query`'s Samples. `point` raising ValueError, TypeError or ArithmeticError (a
+    malformed time or value) is a malformed answer, as in `query`."""
+    if not isinstance(data, dict):
+        raise PrometheusQueryError("unexpected query response from the metrics backend")
+    kind: Any = data.get("resultType")
+    result: Any = data.get("result")
+    points: dict[str, P] = {}
+    dropped = 0
+    try:
+        if kind == "vector":
+            for item in result:
+                ts, text = item["value"]
+                kept = point(ts, text)
+                if kept is None:
+                    dropped += 1
+                    continue
+                metric = item.get("metric")
+                points[metric.get(label, "") if metric else ""] = kept
+        elif kind == "scalar":
+            ts, text = result
+            kept = point(ts, text)
+            if kept is None:
+                dropped += 1
+            else:
+                points[""] = kept
+        else:
+            raise PrometheusQueryError(
+                f"the metrics query returned a {kind}, not an instant vector"
+            )
+    except (TypeError, KeyError, ValueError, AttributeError, ArithmeticError) as err:
+        raise PrometheusQueryError("unexpected query response from the metrics backend") from err
+    return Keyed(points, dropped)
 
 
 def _parse_vector(data: Any) -> Iterator[Sample]:

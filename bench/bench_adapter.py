@@ -96,20 +96,27 @@ async def _adapter_app(prom_url: str, setup: dict[str, Any]) -> Any:
 
 
 def _ready_app() -> Any:
-    """The adapter's app on a provider that hands back the same 100 ready MetricValues: the
-    middleware, routing, rendering and encoding of the request, no Prometheus, no lister, no
-    provider work (bench_adapter_stages.py times that)."""
+    """The adapter's app on a provider that hands back the same ready answer for 100 pods (a
+    `CustomValues`, as the Prometheus provider's): the middleware, routing, rendering and
+    encoding of the request, no Prometheus, no lister, no provider work
+    (bench_adapter_stages.py times that)."""
     from datetime import UTC, datetime
 
-    from adapter.provider.seams import MetricValue, ObjectReference
+    from adapter.provider.seams import CustomValues
     from adapter.server.app import build_app
     from tests.adapter.fakes import FakeProvider
 
     stamp = datetime.now(UTC)
-    values = [
-        MetricValue(ObjectReference("Pod", p, "v1", "default"), "bench_gauge", stamp, f"{i}5m")
-        for i, p in enumerate(PODS)
-    ]
+    values = CustomValues(
+        kind="Pod",
+        api_version="v1",
+        namespace="default",
+        metric="bench_gauge",
+        window_seconds=None,
+        metric_selector=None,
+        names=PODS,
+        points={p: (stamp, f"{i}5m") for i, p in enumerate(PODS)},
+    )
 
     class Ready(FakeProvider):
         async def custom_metric_by_selector(self, *args: Any, **kwargs: Any) -> Any:

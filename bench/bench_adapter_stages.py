@@ -8,9 +8,11 @@ timed with `time.process_time()`: CPU time, so what else the machine runs barely
   front-proxy certificate and X-Remote-* headers (the usual path) and AlwaysAllow;
 - object names: the label selector over the 100 pods;
 - the Prometheus call, client side: request build, send, response read and JSON parse (the
-  real client against the real Prometheus), then the JSON parse and the samples alone;
-- result building: samples to values, then values to MetricValues for the request's pods;
-- rendering (documents) and encoding (JSON bytes);
+  real client against the real Prometheus), then the JSON parse and the reading of the points
+  alone;
+- result building: the provider's fetch on a ready answer, then its answer for the request's
+  pods (a `CustomValues`: the points by name, not one MetricValue per pod);
+- rendering (documents, straight from the answer's points) and encoding (JSON bytes);
 - and, from `bench_adapter.py`, the floor: a trivial aiohttp TLS server answering as many bytes.
 
 The end-to-end CPU per request comes from `bench_adapter.py --only-latency` (4 clients share
@@ -33,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from adapter import eventloop  # noqa: E402
 from adapter.auth.options import AuthOptions, build_guard  # noqa: E402
-from adapter.prometheus import _parse_vector  # noqa: E402
+from adapter.prometheus import keyed_vector  # noqa: E402
+from adapter.provider.prometheus_provider import _point  # noqa: E402
 from adapter.server import documents  # noqa: E402
 from adapter.server.auth_seam import ALLOW_ALL  # noqa: E402
 from adapter.server.encoding import dumps  # noqa: E402
@@ -111,23 +114,26 @@ async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
     )
     await row(
         "Prometheus call, client side (build, send, read, parse)",
-        lambda: client.query(query.promql),
+        lambda: client.query_keyed(query.promql, label="pod", point=_point),
         max(50, rounds // 4),
     )
     await row("  of which JSON parse", sync(lambda: client._decode("query", 200, body)))
     data = client._decode("query", 200, body)
-    await row("  of which samples from JSON", sync(lambda: list(_parse_vector(data))))
-    samples = list(_parse_vector(data))
+    await row(
+        "  of which points from JSON (keyed_vector)",
+        sync(lambda: keyed_vector(data, "pod", _point)),
+    )
+    keyed = keyed_vector(data, "pod", _point)
     fetch = provider._fetch_custom
 
     class Ready:
-        async def query(self, promql: str, *, rule: str = "") -> Any:
-            return samples
+        async def query_keyed(self, promql: str, **_: Any) -> Any:
+            return keyed
 
     provider._backends = type("B", (), {"client": lambda self, name: Ready()})()
-    await row("result: samples -> points (per Prometheus answer)", lambda: fetch(query, "pod"))
+    await row("result: the provider's fetch on a ready answer", lambda: fetch(query, "pod"))
     await row(
-        "result: points -> 100 MetricValues (+ samples -> points)",
+        "result: the provider's answer for 100 pods (CustomValues)",
         lambda: provider._custom(pods, "bench_gauge", "default", names, EVERYTHING),
     )
     await row(

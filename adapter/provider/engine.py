@@ -7,17 +7,19 @@ adapted in one place (`adapter.provider.rules_engine`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from adapter.prometheus import Sample
+from adapter.prometheus import Keyed, Sample
 from adapter.provider.seams import CustomMetricInfo, ExternalMetricInfo
 from adapter.rules.backends import DEFAULT_BACKEND
 from adapter.rules.config import SeriesCall
 from adapter.rules.resources import ResourceInfo
 from common.selectors import Selector
+
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,10 @@ class PrometheusAPI(Protocol):
     async def query(
         self, promql: str, *, at: datetime | None = None, rule: str = ""
     ) -> list[Sample]: ...
+
+    async def query_keyed(
+        self, promql: str, *, label: str, point: Callable[[Any, str], P | None], rule: str = ""
+    ) -> Keyed[P]: ...
 
     async def series(
         self,

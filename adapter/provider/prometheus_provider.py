@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 from types import MappingProxyType
-from typing import cast
+from typing import Any, cast
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -25,11 +25,11 @@ from adapter.provider.discovery import Discovery
 from adapter.provider.engine import Backends, PreparedQuery
 from adapter.provider.seams import (
     CustomMetricInfo,
+    CustomValues,
     ExternalMetricInfo,
     ExternalMetricValue,
     MetricValue,
     ObjectLister,
-    ObjectReference,
 )
 from adapter.rules.resources import GroupResource, ResourceInfo, ResourceResolver
 from common.quantity import format_quantity
@@ -102,7 +102,7 @@ class PrometheusProvider:
         namespace: str | None,
         selector: Selector,
         metric_selector: Selector,
-    ) -> list[MetricValue]:
+    ) -> Sequence[MetricValue]:
         # an unknown metric is a 404 before the (costlier) object look-up
         if (resource.group_resource, metric) not in self._known_custom():
             raise MetricNotFound.for_resource(metric, str(resource.group_resource))
@@ -125,7 +125,7 @@ class PrometheusProvider:
         namespace: str | None,
         names: Sequence[str],
         metric_selector: Selector,
-    ) -> list[MetricValue]:
+    ) -> CustomValues:
         query = self._discovery.planner.custom_query(
             resource,
             metric,
@@ -145,28 +145,26 @@ class PrometheusProvider:
                 ttl=self._batch_window if query.batched else None,
             ),
         )
-        selector = None if metric_selector.empty else metric_selector
-        # run once per object of a wildcard: what every item shares is looked up once
-        kind, api_version, space = resource.kind, resource.api_version, namespace or ""
-        window, found = query.window_seconds, points.get
-        out: list[MetricValue] = []
-        for name in names:
-            point = found(name)
-            if point is not None:
-                ref = ObjectReference(kind, name, api_version, space)
-                out.append(MetricValue(ref, metric, point[0], point[1], window, selector))
-        return out
+        return CustomValues(
+            kind=resource.kind,
+            api_version=resource.api_version,
+            namespace=namespace or "",
+            metric=metric,
+            window_seconds=query.window_seconds,
+            metric_selector=None if metric_selector.empty else metric_selector,
+            names=names,
+            points=points,
+        )
 
     async def _fetch_custom(
         self, query: PreparedQuery, label: str
     ) -> dict[str, tuple[datetime, str]]:
         """Object name -> (time, Quantity): converted once per query, shared by its readers."""
-        samples = await self._backends.client(query.backend).query(query.promql, rule=query.rule)
-        points: dict[str, tuple[datetime, str]] = {}
-        for labels, timestamp, value in samples:
-            if value.is_finite() or self._finite(value, "custom"):  # counts the dropped
-                points[labels.get(label, "")] = (_time(timestamp), _quantity(value))
-        return points
+        client = self._backends.client(query.backend)
+        keyed = await client.query_keyed(query.promql, label=label, point=_point, rule=query.rule)
+        if keyed.dropped:
+            self._nonfinite.labels("custom").inc(keyed.dropped)
+        return keyed.points
 
     async def external_metric(
         self, metric: str, *, namespace: str, selector: Selector
@@ -277,5 +275,26 @@ _quantity = lru_cache(maxsize=8192)(format_quantity)
 
 
 @lru_cache(maxsize=64)  # the samples of one query share their evaluation time
-def _time(unix: float) -> datetime:
-    return datetime.fromtimestamp(int(unix), tz=UTC)
+def _time(unix: Any) -> datetime:
+    """A sample's time (unix seconds, as Prometheus' JSON has it) to the second, in UTC."""
+    return datetime.fromtimestamp(int(float(unix)), tz=UTC)
+
+
+@lru_cache(maxsize=8192)
+def _quantity_text(text: str) -> str | None:
+    """Prometheus' text of a sample value as a Quantity; None for NaN and the infinities.
+    Raises InvalidOperation (an ArithmeticError) for text that is not a number."""
+    value = Decimal(text)
+    return format_quantity(value) if value.is_finite() else None
+
+
+def _point(ts: Any, text: str) -> tuple[datetime, str] | None:
+    """A custom sample's point (time, Quantity), None for a non-finite one (`keyed_vector`).
+    The two halves are remembered apart: the samples of one answer share their time, and
+    successive answers share their values."""
+    if type(text) is not str:  # Decimal() would take a number too, Prometheus sends text
+        raise TypeError("a sample value is not a string")
+    quantity = _quantity_text(text)
+    if quantity is None:
+        return None
+    return _time(ts), quantity

@@ -9,7 +9,12 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.provider.seams import ExternalMetricValue, MetricValue, ObjectReference
+from adapter.provider.seams import (
+    CustomValues,
+    ExternalMetricValue,
+    MetricValue,
+    ObjectReference,
+)
 from adapter.server import documents as docs
 from adapter.server.encoding import dumps
 from common.kubetime import format_time
@@ -138,3 +143,65 @@ def test_non_ascii_text_keeps_the_old_escapes() -> None:
         == _old(body)
         == b'{"metricLabels":{"city":"Z\\u00fcrich","emoji":"\\ud83d\\ude00"}}'
     )
+
+
+# answers as the Prometheus provider hands them over: names asked (some without a point, some
+# repeated), points shared by name (some for names not asked), everything else once
+POINTS = st.tuples(
+    st.sampled_from([datetime(2026, 12, 2, tzinfo=UTC), datetime(1999, 1, 1, tzinfo=UTC)]) | STAMPS,
+    st.sampled_from(["0", "1500m", "42"]),
+)
+
+
+@st.composite
+def answers(draw: st.DrawFn) -> CustomValues:
+    names = draw(st.lists(NAMES, max_size=8))
+    points = {name: draw(POINTS) for name in names if draw(st.booleans())}
+    points.update(draw(st.dictionaries(NAMES, POINTS, max_size=2)))
+    return CustomValues(
+        kind=draw(st.sampled_from(["Pod", "Namespace"])),
+        api_version="v1",
+        namespace=draw(st.sampled_from(["", "default", "ünï"])),
+        metric=draw(NAMES),
+        window_seconds=draw(st.none() | st.integers(1, 3600)),
+        metric_selector=draw(
+            st.sampled_from([None, parse_selector("a=b"), parse_selector("tier in (x,y),!gone")])
+        ),
+        names=names,
+        points=points,
+    )
+
+
+@settings(max_examples=300)
+@given(answers(), st.sampled_from(["v1beta1", "v1beta2"]))
+def test_answers_render_from_their_points_to_the_bytes_of_their_values(answer, version) -> None:
+    values = list(answer)  # the MetricValues the answer stands for, rendered the general way
+    assert values == [answer[i] for i in range(len(answer))]
+    assert docs.metric_value_list(answer, version) == docs.metric_value_list(values, version)
+    assert dumps(docs.metric_value_list(answer, version)) == _old_list(values, version)
+
+
+def test_an_answer_reads_as_the_values_it_stands_for() -> None:
+    when = datetime(2026, 12, 2, tzinfo=UTC)
+    answer = CustomValues(
+        kind="Pod",
+        api_version="v1",
+        namespace="shop",
+        metric="rps",
+        window_seconds=60,
+        metric_selector=None,
+        names=["b", "gone", "a"],
+        points={"a": (when, "1"), "b": (when, "2"), "other": (when, "3")},
+    )
+    want = [
+        MetricValue(ObjectReference("Pod", "b", "v1", "shop"), "rps", when, "2", 60, None),
+        MetricValue(ObjectReference("Pod", "a", "v1", "shop"), "rps", when, "1", 60, None),
+    ]
+    assert len(answer) == 2
+    assert list(answer) == want
+    assert answer == want
+    assert want == answer
+    assert answer[-1] == want[-1]
+    assert list(answer[:1]) == want[:1]
+    assert list(answer.found()) == [("b", when, "2"), ("a", when, "1")]
+    assert answer != want[:1]

@@ -66,6 +66,19 @@ async def test_query_parses_vectors_and_keeps_exact_values(fake_prom):
     assert fake_prom.seen[0]["query"] == {"query": "up"}
 
 
+async def test_query_keyed_keys_samples_by_a_label_and_counts_the_dropped(fake_prom):
+    client = PrometheusClient(PrometheusOptions(url=fake_prom.base))
+    try:
+        keyed = await client.query_keyed(
+            "up", label="pod", point=lambda ts, text: None if text == "NaN" else (ts, text)
+        )
+    finally:
+        await client.close()
+    assert keyed.points == {"a": (1767225600.5, "1.5")}
+    assert keyed.dropped == 1
+    assert fake_prom.seen[0]["query"] == {"query": "up"}
+
+
 @pytest.mark.parametrize(
     ("verb", "length", "method"),
     [
@@ -155,12 +168,18 @@ async def test_auth_config_kubeconfig_credentials(fake_prom, tmp_path):
         ),
     ],
 )
-async def test_errors_map_to_our_exceptions(fake_prom, status, body, error):
+@pytest.mark.parametrize("call", ["query", "query_keyed"])
+async def test_errors_map_to_our_exceptions(fake_prom, status, body, error, call):
     fake_prom.answer.update(status=status, body=body)
     client = PrometheusClient(PrometheusOptions(url=fake_prom.base))
+    ask = (
+        client.query("up")
+        if call == "query"
+        else client.query_keyed("up", label="pod", point=lambda ts, text: text)
+    )
     try:
         with pytest.raises(error) as info:
-            await client.query("up")
+            await ask
     finally:
         await client.close()
     assert fake_prom.base not in info.value.message

@@ -9,10 +9,11 @@ produces, and every literal must decode to exactly what the request said.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -20,7 +21,7 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.prometheus import Sample
+from adapter.prometheus import Keyed, Sample, keyed_vector
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
 from adapter.provider.engine import SingleBackend
@@ -54,6 +55,12 @@ class RecordingPrometheus:
     ) -> list[Sample]:
         self.queries.append(promql)
         return [Sample(labels={}, timestamp=0.0, value=Decimal(1))]
+
+    async def query_keyed(
+        self, promql: str, *, label: str, point: Callable[[Any, str], Any], rule: str = ""
+    ) -> Keyed[Any]:
+        self.queries.append(promql)
+        return keyed_vector({"resultType": "scalar", "result": [0, "1"]}, label, point)
 
 
 @dataclass
