@@ -114,8 +114,13 @@ class PrometheusClient:
         self._warnings = WarningsPolicy(
             backend=backend, policy=options.warnings, warnings=m.warnings, errors=m.errors
         )
+        # the latency child of each endpoint, looked up once (`labels()` locks on every call)
+        self._latency = {e: m.latency.labels(backend, e) for e in ("query", "series")}
         connector = aiohttp.TCPConnector(ssl=self._auth.ssl_context, limit=64)
-        self._session = aiohttp.ClientSession(connector=connector, raise_for_status=False)
+        # no timers of aiohttp's own (its default is 300 s in all): `_call` bounds every call
+        self._session = aiohttp.ClientSession(
+            connector=connector, raise_for_status=False, timeout=aiohttp.ClientTimeout()
+        )
         self.calls = 0  # number of HTTP calls made; tests and the benchmark read it
 
     async def close(self) -> None:
@@ -192,9 +197,7 @@ class PrometheusClient:
             log.warning("prometheus %s %s failed: %s", self.backend, endpoint, type(err).__name__)
             raise PrometheusUnavailable() from err
         finally:
-            self._metrics.latency.labels(self.backend, endpoint).observe(
-                time.perf_counter() - started
-            )
+            self._latency[endpoint].observe(time.perf_counter() - started)
         return self._decode(endpoint, status, body, rule)
 
     async def _send(self, url: str, params: list[tuple[str, str]]) -> tuple[bytes, int]:

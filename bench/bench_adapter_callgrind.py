@@ -2,13 +2,14 @@
 
     .venv/bin/python bench/bench_adapter_callgrind.py [--requests 100] [--event-loop auto]
 
-The adapter of `bench_adapter.py` section 1 (and its floor: a trivial aiohttp TLS server
-answering as many bytes) runs under `valgrind --tool=callgrind` with collection off; one
-keep-alive client sends the wildcard request over 100 pods `--requests` times with collection
-on (one client: every request sends its own Prometheus query, so the count does not depend on
-how requests happened to coalesce). Prints instructions per request (user space only: the
-kernel's share, about 5% by /proc, is not counted) and the top functions by inclusive count
-(`callgrind_annotate`) to `--out`. Needs valgrind; takes a few minutes (50x slower).
+The adapter of `bench_adapter.py` section 1 (then the app on 100 ready values, and the floor:
+a trivial aiohttp TLS server answering as many bytes) runs under `valgrind --tool=callgrind`
+with collection off; one keep-alive client sends the wildcard request over 100 pods
+`--requests` times with collection on (one client: every request sends its own Prometheus
+query, so the count does not depend on how requests happened to coalesce). Prints
+instructions per request (user space only: the kernel's share, about 5% by /proc, is not
+counted) and the top functions by inclusive count (`callgrind_annotate`) to `--out`. Needs
+valgrind; takes a few minutes (50x slower).
 """
 
 from __future__ import annotations
@@ -100,17 +101,22 @@ async def main() -> None:
             cert_dir = str(Path(tmp) / "certs")
             out = Path(args.out).resolve()
             results = []
-            for label, floor in (("adapter", 0), ("floor", 19_284)):
+            for label, floor, ready in (
+                ("adapter", 0, False),
+                ("ready", 0, True),
+                ("floor", 19_284, False),
+            ):
                 server = Adapter(
                     prom.url,
                     cache_ttl=0,
                     cert_dir=cert_dir,
                     event_loop=args.event_loop,
                     floor_body=floor,
+                    ready_values=ready,
                     start_timeout=600,
                 )
                 try:
-                    target = out if label == "adapter" else out.with_suffix(".floor.txt")
+                    target = out if label == "adapter" else out.with_suffix(f".{label}.txt")
                     results.append((label, await count(server, args.requests, target, Path(tmp))))
                 finally:
                     server.stop()
@@ -120,8 +126,13 @@ async def main() -> None:
         f"instructions per request (callgrind, 1 client, {args.requests} requests, "
         f"event loop {args.event_loop}; report in {args.out})"
     )
+    names = {
+        "adapter": "adapter",
+        "ready": "the app on 100 ready values (no Prometheus, lister or provider)",
+        "floor": "floor (aiohttp + TLS, a fixed body as large)",
+    }
     for label, per in results:
-        print(f"  {label:<8} {per / 1e6:8.3f} M")
+        print(f"  {per / 1e6:8.3f} M  {names[label]}")
 
 
 if __name__ == "__main__":

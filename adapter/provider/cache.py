@@ -40,6 +40,8 @@ class CacheMetrics:
             "Distinct Prometheus queries in flight (each may serve several requests).",
             registry=registry,
         )
+        # the children of `hits`, looked up once (`labels()` locks on every call)
+        self.hit = {kind: self.hits.labels(kind) for kind in ("cached", "batched", "coalesced")}
 
 
 class ResultCache(Generic[V]):
@@ -73,11 +75,11 @@ class ResultCache(Generic[V]):
             hit = self._done.get(key)
             if hit is not None and hit[0] > self._clock():
                 self._done.move_to_end(key)
-                self.metrics.hits.labels(kind).inc()
+                self.metrics.hit[kind].inc()
                 return hit[1]
         flying = self._flying.get(key)
         if flying is not None:
-            self.metrics.hits.labels("coalesced").inc()
+            self.metrics.hit["coalesced"].inc()
             # shield: one waiter's cancellation must not cancel the shared call
             return await asyncio.shield(flying)
         return await self._fetch(key, fetch, ttl)

@@ -3,9 +3,10 @@ metrics, request log), health endpoints and self-metrics."""
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -47,6 +48,28 @@ class RequestMetrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
             registry=registry,
         )
+        # each (route, code)'s children, looked up once: `labels()` checks its arguments and
+        # takes a lock on every call (routes and codes are a small fixed set)
+        self._children: dict[tuple[str, int], tuple[Counter, Histogram]] = {}
+
+    def record(self, route: str, code: int, seconds: float) -> None:
+        """Count one request and observe its latency."""
+        children = self._children.get((route, code))
+        if children is None:
+            children = (self.requests.labels(route, str(code)), self.latency.labels(route))
+            self._children[(route, code)] = children
+        children[0].inc()
+        children[1].observe(seconds)
+
+
+# request ids: a random prefix per process and a counter, 16 hex digits as a uuid4's first 16
+# were (a uuid4 per request read the kernel's random source every time)
+_ID_PREFIX = os.urandom(4).hex()
+_ids = itertools.count(1)
+
+
+def _request_id() -> str:
+    return f"{_ID_PREFIX}{next(_ids) & 0xFFFFFFFF:08x}"
 
 
 def _unexpected(request: web.Request, err: Exception) -> StatusError:
@@ -62,7 +85,7 @@ def _middleware(metrics: RequestMetrics, guard: RequestGuard) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         started = time.perf_counter()
-        request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex[:16]
+        request_id = request.headers.get("X-Request-Id") or _request_id()
         user: UserInfo | None = None
         try:
             user = await guard.admit(request)
@@ -79,8 +102,7 @@ def _middleware(metrics: RequestMetrics, guard: RequestGuard) -> Middleware:
         response.headers["X-Request-Id"] = request_id
         route = request.get(routes.ROUTE, "other")
         elapsed = time.perf_counter() - started
-        metrics.requests.labels(route, str(response.status)).inc()
-        metrics.latency.labels(route).observe(elapsed)
+        metrics.record(route, response.status, elapsed)
         if access_log.isEnabledFor(logging.DEBUG) or response.status >= 500:
             access_log.log(
                 logging.WARNING if response.status >= 500 else logging.DEBUG,

@@ -11,6 +11,7 @@ import json
 import platform
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from adapter.provider.seams import (
@@ -23,6 +24,10 @@ from adapter.provider.seams import (
 )
 from common.kubetime import format_time
 from common.selectors import Operator, Selector
+
+# every answer's items share a time or a few, and successive answers often repeat them: format
+# each once (strftime costs more than the rest of an item)
+_format_time = lru_cache(maxsize=256)(format_time)
 
 CUSTOM_GROUP = "custom.metrics.k8s.io"
 EXTERNAL_GROUP = "external.metrics.k8s.io"
@@ -112,7 +117,7 @@ def _render_answer(values: CustomValues, version: str) -> list[dict[str, Any]]:
             continue
         when, quantity = point
         if when is not last:  # the points of one answer share their time object
-            last, text = when, format_time(when)
+            last, text = when, _format_time(when)
         if space:
             described = {"kind": kind, "namespace": space, "name": name, "apiVersion": api_version}
         else:
@@ -179,7 +184,7 @@ def _render(
                 shared = {"name": metric, "selector": shared}
         text = stamp or stamps.get(when)
         if text is None:
-            text = stamps[when] = format_time(when)
+            text = stamps[when] = _format_time(when)
         if v1beta1:
             item: dict[str, Any] = {
                 "describedObject": _described(ref),
@@ -205,7 +210,7 @@ def external_value_list(values: Iterable[ExternalMetricValue]) -> dict[str, Any]
         item: dict[str, Any] = {
             "metricName": v.metric,
             "metricLabels": dict(v.labels),
-            "timestamp": format_time(v.timestamp),
+            "timestamp": _format_time(v.timestamp),
         }
         if v.window_seconds is not None:
             item["window"] = v.window_seconds

@@ -539,3 +539,20 @@ def test_ten_thousand_autoscalers_selectors_each_parsed_once():
     assert [routes._parse(t) for t in texts] == first
     after = routes._parse.cache_info()
     assert (after.hits - before.hits, after.misses - before.misses) == (10_000, 0)
+
+
+async def test_requests_are_counted_by_route_and_code_and_carry_request_ids(client):
+    named = f"{CM2}/namespaces/default/pods/web-1/http_requests"
+    seen = []
+    for path, code in [(named, 200), (named, 200), (f"{CM2}/nope", 404)]:
+        resp = await client.get(path)
+        assert resp.status == code
+        seen.append(resp.headers["X-Request-Id"])
+    assert all(len(i) == 16 and int(i, 16) >= 0 for i in seen)
+    assert len(set(seen)) == 3
+    resp = await client.get(named, headers={"X-Request-Id": "from-the-caller"})
+    assert resp.headers["X-Request-Id"] == "from-the-caller"
+    text = await (await client.get("/metrics")).text()
+    assert 'promscaler_adapter_requests_total{code="200",route="custom_object"} 3.0' in text
+    assert 'promscaler_adapter_requests_total{code="404",route="other"} 1.0' in text
+    assert 'promscaler_adapter_request_duration_seconds_count{route="custom_object"} 3.0' in text
