@@ -17,7 +17,9 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps"]
+__all__ = ["Fragment", "dumps", "dumps_fragments", "fragment"]
+
+Fragment = orjson.Fragment
 
 
 def dumps(body: Any) -> bytes:
@@ -28,6 +30,23 @@ def dumps(body: Any) -> bytes:
         return _stdlib(body)
     # the standard library escapes DEL (0x7f) too, orjson writes it as is
     return out if out.isascii() and b"\x7f" not in out else _stdlib(body)
+
+
+def fragment(value: Any) -> Fragment:
+    """`value` encoded once, by `dumps`, to be put as is into documents `dumps_fragments` writes
+    (orjson's `Fragment`): the parts many items share, or that requests repeat."""
+    return Fragment(dumps(value))
+
+
+def dumps_fragments(body: Any) -> bytes | None:
+    """`body`, which may hold Fragments, as compact JSON: `dumps`' bytes when every text outside
+    the fragments is ASCII without DEL, as the fragments are; None otherwise (the standard
+    library cannot write fragments: encode the document without them)."""
+    try:
+        out = orjson.dumps(body)
+    except TypeError:
+        return None
+    return out if out.isascii() and b"\x7f" not in out else None
 
 
 def _stdlib(body: Any) -> bytes:

@@ -32,10 +32,12 @@ _parse = lru_cache(maxsize=16_384)(parse_selector)
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
+    return encoded_response(dumps(body), status)
+
+
+def encoded_response(body: bytes, status: int = 200) -> web.Response:
     # charset as `text=` set it before: the Content-Type header is unchanged too
-    return web.Response(
-        status=status, body=dumps(body), content_type="application/json", charset="utf-8"
-    )
+    return web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
 
 
 def _selector(request: web.Request, param: str, *, on_metric: bool) -> Selector:
@@ -183,7 +185,7 @@ async def _custom(
             ]
     except MetricNotFound as err:
         raise err.as_requested(resource_name) from err
-    return json_response(docs.metric_value_list(values, version))
+    return encoded_response(docs.metric_value_list_json(values, version))
 
 
 async def handle_openapi_v2(request: web.Request) -> web.Response:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,6 +181,15 @@ def test_answers_render_from_their_points_to_the_bytes_of_their_values(answer, v
     assert values == [answer[i] for i in range(len(answer))]
     assert docs.metric_value_list(answer, version) == docs.metric_value_list(values, version)
     assert dumps(docs.metric_value_list(answer, version)) == _old_list(values, version)
+    # with the described objects from the memo, twice (the second time all from it), and
+    # from a memo so small it starts afresh in the middle of an answer
+    assert docs.metric_value_list_json(answer, version) == _old_list(values, version)
+    assert docs.metric_value_list_json(answer, version) == _old_list(values, version)
+    assert docs.metric_value_list_json(values, version) == _old_list(values, version)
+    small = docs._DescribedMemo(limit=2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(docs, "_DESCRIBED", small)
+        assert docs.metric_value_list_json(answer, version) == _old_list(values, version)
 
 
 def test_an_answer_reads_as_the_values_it_stands_for() -> None:
@@ -205,3 +216,19 @@ def test_an_answer_reads_as_the_values_it_stands_for() -> None:
     assert list(answer[:1]) == want[:1]
     assert list(answer.found()) == [("b", when, "2"), ("a", when, "1")]
     assert answer != want[:1]
+
+
+def test_the_described_memo_stays_within_its_limit() -> None:
+    memo = docs._DescribedMemo(limit=3)
+    spaces = ("ns0", "ns1")
+    for i in range(10):
+        space = spaces[i % 2]
+        group = memo.group("Pod", "v1", space)
+        encoded = memo.add(group, "Pod", "v1", space, f"p{i}")
+        want = {"kind": "Pod", "namespace": space, "name": f"p{i}", "apiVersion": "v1"}
+        assert orjson.dumps([encoded]) == b"[" + dumps(want) + b"]"
+        assert sum(len(memo.group("Pod", "v1", s)) for s in spaces) <= 3
+    # what fits is kept: the same object for the same name
+    group = memo.group("Pod", "v1", "ns0")
+    kept = memo.add(group, "Pod", "v1", "ns0", "web")
+    assert memo.group("Pod", "v1", "ns0").get("web") is kept
