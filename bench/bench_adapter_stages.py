@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from adapter import eventloop  # noqa: E402
 from adapter.auth.options import AuthOptions, build_guard  # noqa: E402
 from adapter.prometheus import keyed_vector  # noqa: E402
-from adapter.provider.prometheus_provider import _point  # noqa: E402
+from adapter.provider.prometheus_provider import _quantity_text, _time  # noqa: E402
 from adapter.server import documents  # noqa: E402
 from adapter.server.auth_seam import ALLOW_ALL  # noqa: E402
 from adapter.server.encoding import dumps  # noqa: E402
@@ -114,16 +114,18 @@ async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
     )
     await row(
         "Prometheus call, client side (build, send, read, parse)",
-        lambda: client.query_keyed(query.promql, label="pod", point=_point),
+        lambda: client.query_keyed(
+            query.promql, label="pod", time_of=_time, value_of=_quantity_text
+        ),
         max(50, rounds // 4),
     )
     await row("  of which JSON parse", sync(lambda: client._decode("query", 200, body)))
     data = client._decode("query", 200, body)
     await row(
         "  of which points from JSON (keyed_vector)",
-        sync(lambda: keyed_vector(data, "pod", _point)),
+        sync(lambda: keyed_vector(data, "pod", _time, _quantity_text)),
     )
-    keyed = keyed_vector(data, "pod", _point)
+    keyed = keyed_vector(data, "pod", _time, _quantity_text)
     fetch = provider._fetch_custom
 
     class Ready:

@@ -19,7 +19,8 @@ from adapter.rules.config import SeriesCall
 from adapter.rules.resources import ResourceInfo
 from common.selectors import Selector
 
-P = TypeVar("P")
+T = TypeVar("T")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,14 @@ class PrometheusAPI(Protocol):
     ) -> list[Sample]: ...
 
     async def query_keyed(
-        self, promql: str, *, label: str, point: Callable[[Any, str], P | None], rule: str = ""
-    ) -> Keyed[P]: ...
+        self,
+        promql: str,
+        *,
+        label: str,
+        time_of: Callable[[Any], T],
+        value_of: Callable[[Any], V | None],
+        rule: str = "",
+    ) -> Keyed[T, V]: ...
 
     async def series(
         self,

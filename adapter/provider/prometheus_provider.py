@@ -161,7 +161,9 @@ class PrometheusProvider:
     ) -> dict[str, tuple[datetime, str]]:
         """Object name -> (time, Quantity): converted once per query, shared by its readers."""
         client = self._backends.client(query.backend)
-        keyed = await client.query_keyed(query.promql, label=label, point=_point, rule=query.rule)
+        keyed = await client.query_keyed(
+            query.promql, label=label, time_of=_time, value_of=_quantity_text, rule=query.rule
+        )
         if keyed.dropped:
             self._nonfinite.labels("custom").inc(keyed.dropped)
         return keyed.points
@@ -283,18 +285,9 @@ def _time(unix: Any) -> datetime:
 @lru_cache(maxsize=8192)
 def _quantity_text(text: str) -> str | None:
     """Prometheus' text of a sample value as a Quantity; None for NaN and the infinities.
-    Raises InvalidOperation (an ArithmeticError) for text that is not a number."""
+    Raises InvalidOperation (an ArithmeticError) for text that is not a number, TypeError for
+    a value that is not text (Decimal would take a number: Prometheus sends text)."""
+    if type(text) is not str:
+        raise TypeError("a sample value is not a string")
     value = Decimal(text)
     return format_quantity(value) if value.is_finite() else None
-
-
-def _point(ts: Any, text: str) -> tuple[datetime, str] | None:
-    """A custom sample's point (time, Quantity), None for a non-finite one (`keyed_vector`).
-    The two halves are remembered apart: the samples of one answer share their time, and
-    successive answers share their values."""
-    if type(text) is not str:  # Decimal() would take a number too, Prometheus sends text
-        raise TypeError("a sample value is not a string")
-    quantity = _quantity_text(text)
-    if quantity is None:
-        return None
-    return _time(ts), quantity

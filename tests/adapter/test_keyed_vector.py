@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from adapter.errors import PrometheusQueryError
 from adapter.prometheus import _parse_vector, keyed_vector
-from adapter.provider.prometheus_provider import _point, _quantity, _time
+from adapter.provider.prometheus_provider import _quantity, _quantity_text, _time
 
 
 def _former(data: Any, label: str) -> tuple[dict[str, Any], int]:
@@ -50,7 +50,7 @@ SCALARS = st.tuples(TIMES, TEXTS).map(lambda v: {"resultType": "scalar", "result
 @settings(max_examples=300)
 @given(VECTORS | SCALARS, st.sampled_from(["pod", "other", "absent"]))
 def test_the_points_are_those_of_the_former_reading(data, label) -> None:
-    keyed = keyed_vector(data, label, _point)
+    keyed = keyed_vector(data, label, _time, _quantity_text)
     assert (keyed.points, keyed.dropped) == _former(data, label)
 
 
@@ -76,7 +76,7 @@ SHAPED = st.fixed_dictionaries(
 @given(JSON | SHAPED)
 def test_a_malformed_answer_is_a_query_error_and_nothing_else(data) -> None:
     try:
-        keyed = keyed_vector(data, "pod", _point)
+        keyed = keyed_vector(data, "pod", _time, _quantity_text)
     except PrometheusQueryError:
         return
     for point in keyed.points.values():  # what was kept is well formed
@@ -90,6 +90,7 @@ def test_a_malformed_answer_is_a_query_error_and_nothing_else(data) -> None:
         pytest.param({"resultType": "vector", "result": [{"value": [1, 5]}]}, id="number-value"),
         pytest.param({"resultType": "vector", "result": [{"value": [1, "x"]}]}, id="not-a-number"),
         pytest.param({"resultType": "vector", "result": [{"value": ["t", "1"]}]}, id="bad-time"),
+        pytest.param({"resultType": "vector", "result": [{"value": [None, "1"]}]}, id="null-time"),
         pytest.param(
             {"resultType": "vector", "result": [{"metric": ["pod"], "value": [1, "1"]}]},
             id="labels-not-a-map",
@@ -100,4 +101,4 @@ def test_a_malformed_answer_is_a_query_error_and_nothing_else(data) -> None:
 )
 def test_malformed_answers_are_query_errors(data) -> None:
     with pytest.raises(PrometheusQueryError):
-        keyed_vector(data, "pod", _point)
+        keyed_vector(data, "pod", _time, _quantity_text)

@@ -70,7 +70,10 @@ async def test_query_keyed_keys_samples_by_a_label_and_counts_the_dropped(fake_p
     client = PrometheusClient(PrometheusOptions(url=fake_prom.base))
     try:
         keyed = await client.query_keyed(
-            "up", label="pod", point=lambda ts, text: None if text == "NaN" else (ts, text)
+            "up",
+            label="pod",
+            time_of=lambda ts: ts,
+            value_of=lambda text: None if text == "NaN" else text,
         )
     finally:
         await client.close()
@@ -175,7 +178,7 @@ async def test_errors_map_to_our_exceptions(fake_prom, status, body, error, call
     ask = (
         client.query("up")
         if call == "query"
-        else client.query_keyed("up", label="pod", point=lambda ts, text: text)
+        else client.query_keyed("up", label="pod", time_of=str, value_of=str)
     )
     try:
         with pytest.raises(error) as info:

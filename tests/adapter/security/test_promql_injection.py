@@ -57,10 +57,17 @@ class RecordingPrometheus:
         return [Sample(labels={}, timestamp=0.0, value=Decimal(1))]
 
     async def query_keyed(
-        self, promql: str, *, label: str, point: Callable[[Any, str], Any], rule: str = ""
-    ) -> Keyed[Any]:
+        self,
+        promql: str,
+        *,
+        label: str,
+        time_of: Callable[[Any], Any],
+        value_of: Callable[[Any], Any],
+        rule: str = "",
+    ) -> Keyed[Any, Any]:
         self.queries.append(promql)
-        return keyed_vector({"resultType": "scalar", "result": [0, "1"]}, label, point)
+        answer = {"resultType": "scalar", "result": [0, "1"]}
+        return keyed_vector(answer, label, time_of, value_of)
 
 
 @dataclass
