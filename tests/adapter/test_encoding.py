@@ -4,6 +4,7 @@ and over random metric answers rendered the way the handlers render them."""
 from __future__ import annotations
 
 import json
+import tracemalloc
 from datetime import UTC, datetime
 
 import orjson
@@ -232,3 +233,18 @@ def test_the_described_memo_stays_within_its_limit() -> None:
     group = memo.group("Pod", "v1", "ns0")
     kept = memo.add(group, "Pod", "v1", "ns0", "web")
     assert memo.group("Pod", "v1", "ns0").get("web") is kept
+
+
+def test_the_described_memo_keeps_right_sized_bytes() -> None:
+    """orjson's output keeps a 4 KB buffer behind it: the memo must hold copies."""
+    memo = docs._DescribedMemo(limit=10_000)
+    names = [f"web-{i:05d}" for i in range(2_000)]
+    group = memo.group("Pod", "v1", "production")
+    tracemalloc.start()
+    try:
+        for name in names:
+            memo.add(group, "Pod", "v1", "production", name)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held / len(names) < 1_000  # about 200 bytes; 4 KB without the copy
