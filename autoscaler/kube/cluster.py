@@ -275,13 +275,15 @@ def _pod_selector(text: str) -> Selector:
 def _metric_query(identifier: Mapping[str, Any], param: str) -> tuple[str, list[tuple[str, str]]]:
     """The metric name and its selector as a query parameter (omitted when empty, as upstream)."""
     raw = identifier.get("selector")
-    text = "" if raw is None else _selector_text(orjson.dumps(raw, option=orjson.OPT_SORT_KEYS))
+    # the key as text: orjson's bytes keep a 4 KB buffer behind them, which the memo would hold
+    key = None if raw is None else orjson.dumps(raw, option=orjson.OPT_SORT_KEYS).decode()
+    text = "" if key is None else _selector_text(key)
     query = [(param, text)] if text else []
     return str(identifier.get("name", "")), query
 
 
 @functools.lru_cache(maxsize=65_536)  # a metric's selector, rendered once (a few per Autoscaler)
-def _selector_text(raw: bytes) -> str:
+def _selector_text(raw: str) -> str:
     """The query-parameter form of a `metav1.LabelSelector` given as its canonical JSON ("" when
     it selects everything); raises SelectorError (not remembered) for a bad one."""
     selector = selector_from_label_selector(orjson.loads(raw))

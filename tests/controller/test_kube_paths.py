@@ -3,6 +3,8 @@ query parameters as the upstream HPA controller (metrics/client.go)."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from autoscaler.cluster import ClusterError
@@ -249,3 +251,22 @@ async def test_a_bad_metric_selector_fails_every_pass_without_a_request():
         assert entry["reason"] == "InvalidSelector"
         assert "selector.matchExpressions[0].operator" in entry["error"]
     assert kube.calls == []
+
+
+def test_remembered_metric_selectors_hold_no_encoder_buffers():
+    """The selectors are remembered by their JSON as text: orjson's bytes keep a 4 KB buffer
+    behind them, which 65,536 remembered keys would hold (256 MB)."""
+    from autoscaler.kube import cluster as module
+
+    selectors = [{"matchLabels": {"queue": f"q-{i:05d}"}} for i in range(2_000)]
+    module._selector_text.cache_clear()
+    tracemalloc.start()
+    try:
+        for selector in selectors:
+            metric = {"name": "q", "selector": selector}
+            want = [("labelSelector", f"queue={selector['matchLabels']['queue']}")]
+            assert module._metric_query(metric, "labelSelector")[1] == want
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held / len(selectors) < 1_000  # a few hundred bytes; over 4 KB with bytes keys
