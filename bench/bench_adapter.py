@@ -32,6 +32,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import gctune  # noqa: E402
 from sandbox.prometheus import PrometheusServer, free_port, remote_write  # noqa: E402
 
 RULES = """
@@ -48,6 +49,7 @@ rules:
 """
 PODS = [f"web-{i:03d}" for i in range(100)]
 EVENT_LOOP = ["auto"]  # the adapter's --event-loop in every section (set from the command line)
+GC_THRESHOLD = [gctune.DEFAULT]  # the adapter's --gc-threshold in every section (likewise)
 
 
 async def write_gauges(prom_url: str) -> None:
@@ -73,6 +75,7 @@ def _serve(
 ) -> None:
     from adapter import eventloop
 
+    gctune.apply(gctune.parse(setup["gc_threshold"]))  # as adapter.__main__ does, before serving
     serve = _serve_async(prom_url, port, setup, cert_dir, ready, control)
     eventloop.run(serve, loop=setup["event_loop"])  # as adapter.__main__ runs
 
@@ -211,6 +214,7 @@ class Adapter:
             "floor_body": floor_body,
             "ready_values": ready_values,
             "event_loop": event_loop or EVENT_LOOP[0],
+            "gc_threshold": GC_THRESHOLD[0],
         }
         self.proc = ctx.Process(
             target=_serve,
@@ -323,7 +327,8 @@ async def bench_latency(
     p50, d50 = _pct(via, 0.5), _pct(direct, 0.5)
     print(
         f"1. wildcard over 100 pods, cache off ({n} requests each; compression {compression}, "
-        f"batch window {batch_window:g}s, event loop {EVENT_LOOP[0]})"
+        f"batch window {batch_window:g}s, event loop {EVENT_LOOP[0]}, "
+        f"--gc-threshold {GC_THRESHOLD[0]})"
     )
     print(f"   PromQL: {promql[:90]}...")
     print(f"   adapter (HTTPS): p50 {p50:.2f} ms  p99 {_pct(via, 0.99):.2f} ms")
@@ -553,6 +558,12 @@ async def main() -> None:
         help="the adapter's --event-loop (auto: uvloop when installed, as the adapter)",
     )
     parser.add_argument(
+        "--gc-threshold",
+        type=gctune.argument,
+        default=gctune.DEFAULT,
+        help=f"the adapter's --gc-threshold (default {gctune.DEFAULT}, the adapter's own)",
+    )
+    parser.add_argument(
         "--profile",
         metavar="PATH",
         help="also write a cProfile of section 1's adapter (4 clients, --requests) to PATH "
@@ -560,6 +571,7 @@ async def main() -> None:
     )
     args = parser.parse_args()
     EVENT_LOOP[0] = args.event_loop
+    GC_THRESHOLD[0] = ",".join(map(str, args.gc_threshold))
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "prom").mkdir()
         prom = PrometheusServer(Path(tmp) / "prom")
