@@ -3,8 +3,8 @@ of the cluster.
 
 Shaped after custom-metrics-apiserver's `provider.CustomMetricsProvider` and
 `ExternalMetricsProvider`: the server parses a request, resolves its resource, and asks the
-provider; the provider never sees HTTP. Values come back as immutable records (a custom
-metric answer as one `CustomValues`) the server renders in either API version.
+provider; the provider never sees HTTP. Values come back as records (a custom metric answer
+as one `CustomValues`) the server renders in either API version.
 """
 
 from __future__ import annotations
@@ -69,10 +69,10 @@ class CustomValues(Sequence[MetricValue]):
 
     It reads as the sequence of MetricValues it stands for, in the order of `names`, leaving
     out the names without a point; those MetricValues are built on first need. The server
-    renders straight from `found()` instead (`adapter.server.documents`): a wildcard over 100
-    pods built 200 small tuples only to take them apart again, which cost more than the
-    rendering itself. Nothing here is copied: `names` and `points` are shared with the
-    provider's caches and must not be changed."""
+    renders straight from `names` and `points` instead (`adapter.server.documents`): a
+    wildcard over 100 pods built 200 small tuples only to take them apart again, which cost
+    more than the rendering itself. Nothing here is copied: `names` and `points` are shared
+    with the provider's caches and must not be changed."""
 
     __slots__ = (
         "_built",

@@ -8,6 +8,11 @@ between the two). They differ where orjson writes non-ASCII text or DEL as is (t
 library writes `\\uXXXX` escapes) or refuses a value (a non-str key, an int past 64 bits);
 those documents, rare here (a label value with an accent), go through the standard library, so
 the bytes on the wire never change (`tests/adapter/test_encoding.py` over random documents).
+
+Parts that many items share, or that requests repeat, can be encoded once (`fragment`, by
+`dumps`, so with the same escapes) and put into a document as orjson `Fragment`s, which the
+encoder copies as they are (`dumps_fragments`). orjson's output keeps a 4 KB buffer behind it:
+copy what is kept for long (`bytes(memoryview(out))`).
 """
 
 from __future__ import annotations
