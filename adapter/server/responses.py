@@ -44,6 +44,8 @@ class ResponseCache:
     def put(self, key: str, route: str, body: bytes) -> None:
         if self.ttl <= 0:
             return
+        # a copy of its own size: orjson's output keeps up to 2.5 times its length allocated
+        body = bytes(memoryview(body))
         self._entries[key] = (self._clock() + self.ttl, route, body)
         self._entries.move_to_end(key)
         while len(self._entries) > self._max:
