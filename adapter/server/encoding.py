@@ -12,7 +12,7 @@ the bytes on the wire never change (`tests/adapter/test_encoding.py` over random
 Parts that many items share, or that requests repeat, can be encoded once (`fragment`, by
 `dumps`, so with the same escapes) and put into a document as orjson `Fragment`s, which the
 encoder copies as they are (`dumps_fragments`). orjson's output keeps a 4 KB buffer behind it:
-copy what is kept for long (`bytes(memoryview(out))`).
+`fragment` copies, and so must anything else that keeps an output for long.
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def dumps(body: Any) -> bytes:
 
 def fragment(value: Any) -> Fragment:
     """`value` encoded once, by `dumps`, to be put as is into documents `dumps_fragments` writes
-    (orjson's `Fragment`): the parts many items share, or that requests repeat."""
-    return Fragment(dumps(value))
+    (orjson's `Fragment`): the parts many items share, or that requests repeat. The bytes are a
+    copy of their own size, so a fragment kept for long holds no encoder buffer."""
+    return Fragment(bytes(memoryview(dumps(value))))
 
 
 def dumps_fragments(body: Any) -> bytes | None:
