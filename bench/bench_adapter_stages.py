@@ -90,7 +90,7 @@ async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
         pods, "bench_gauge", namespace="default", names=names, metric_selector=EVERYTHING
     )
     assert query is not None
-    body, _ = await client._send(f"{prom_url}/api/v1/query", [("query", query.promql)])
+    body, _ = await client._send("/api/v1/query", [("query", query.promql)])
     values = await provider.custom_metric_by_selector(
         pods, "bench_gauge", namespace="default", selector=selector, metric_selector=EVERYTHING
     )

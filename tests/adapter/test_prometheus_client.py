@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from adapter.errors import ConfigError, PrometheusQueryError, PrometheusUnavailable
-from adapter.prometheus import MAX_GET_URL, PrometheusClient, PrometheusOptions
+from adapter.prometheus import MAX_GET_URL, USER_AGENT, PrometheusClient, PrometheusOptions
 
 VECTOR = {
     "status": "success",
@@ -252,3 +252,15 @@ async def test_https_with_ca_and_client_certificate(aiohttp_server, tmp_path):
             await client.query("up")
     finally:
         await client.close()
+
+
+async def test_calls_share_one_kept_alive_connection(fake_prom):
+    client = PrometheusClient(PrometheusOptions(url=fake_prom.base))
+    try:
+        for _ in range(3):
+            await client.query("up")
+        await client.query("up{" + 'pod=~"' + "a" * MAX_GET_URL + '"}')  # a POST
+    finally:
+        await client.close()
+    assert client._origin.connections_made == 1
+    assert [s["headers"]["User-Agent"] for s in fake_prom.seen] == [USER_AGENT] * 4
