@@ -44,8 +44,17 @@ class HttpError(ConnectionError):
 
 class Response(NamedTuple):
     status: int
-    headers: dict[str, str]  # lower-cased names; a repeated header keeps its last value
+    headers: list[tuple[str, str]]  # as the peer sent them, in order, repeated ones too
     body: bytes
+
+    def header(self, name: str) -> str | None:
+        """The last value of header `name` (any case), or None."""
+        name = name.lower()
+        found = None
+        for key, value in self.headers:
+            if key.lower() == name:
+                found = value
+        return found
 
 
 class _Cut(HttpError):
@@ -66,7 +75,7 @@ class _Connection(asyncio.Protocol):
         self.idle_since = 0.0
         self._parser = httptools.HttpResponseParser(self)
         self._waiter: asyncio.Future[Response] | None = None
-        self._headers: dict[str, str] = {}
+        self._headers: list[tuple[str, str]] = []
         self._body: list[bytes] = []
         self._answered = False  # any byte of the current answer has come
         self._delimited = True  # the answer's end is marked (length or chunks), not the close
@@ -112,12 +121,13 @@ class _Connection(asyncio.Protocol):
             raise HttpError("more than one answer to a request")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+        self._headers.append((name.decode("latin-1"), value.decode("latin-1")))
 
     def on_headers_complete(self) -> None:
         self._status = self._parser.get_status_code()
-        h = self._headers
-        self._delimited = "content-length" in h or "transfer-encoding" in h
+        self._delimited = any(
+            k.lower() in ("content-length", "transfer-encoding") for k, _ in self._headers
+        )
 
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
@@ -150,7 +160,7 @@ class _Connection(asyncio.Protocol):
         """Send one request and wait for its whole answer."""
         if self.closed or self.transport is None or self.transport.is_closing():
             raise _Cut("the connection is closed", answered=False)
-        self._headers, self._body, self._status = {}, [], None
+        self._headers, self._body, self._status = [], [], None
         self._answered, self._delimited, self._keep_alive = False, True, False
         self._complete = False
         self._waiter = self._loop.create_future()
@@ -182,6 +192,7 @@ class Origin:
         url: str,
         *,
         ssl_context: ssl.SSLContext | bool = True,
+        server_hostname: str | None = None,
         limit: int = 64,
         idle_timeout: float = 15.0,
     ) -> None:
@@ -191,8 +202,11 @@ class Origin:
         self._host = parts.hostname
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
         self._ssl: ssl.SSLContext | None = None
+        self._server_hostname = None
         if parts.scheme == "https":
             self._ssl = _context(ssl_context)
+            # the name the certificate must carry: the URL's host unless told otherwise
+            self._server_hostname = server_hostname or self._host
         host = f"[{self._host}]" if ":" in self._host else self._host
         default_port = self._port == (443 if parts.scheme == "https" else 80)
         self._host_header = host if default_port else f"{host}:{self._port}"
@@ -261,7 +275,7 @@ class Origin:
                 self._host,
                 self._port,
                 ssl=self._ssl,
-                server_hostname=self._host if self._ssl is not None else None,
+                server_hostname=self._server_hostname,
             )
         except ssl.SSLError as err:
             raise HttpError(f"TLS handshake failed: {err.reason or err}") from err
@@ -298,7 +312,7 @@ def _context(value: ssl.SSLContext | bool) -> ssl.SSLContext:
 
 async def _decoded(response: Response) -> Response:
     """The answer with its Content-Encoding (gzip or deflate) undone."""
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    encoding = (response.header("content-encoding") or "identity").strip().lower()
     if encoding in ("identity", ""):
         return response
     if encoding in ("gzip", "x-gzip"):
@@ -316,4 +330,10 @@ async def _decoded(response: Response) -> Response:
             plain = zlib.decompress(body, wbits)
     except zlib.error as err:
         raise HttpError(f"a corrupt {encoding} answer") from err
-    return response._replace(body=plain)
+    # the body is no longer encoded: say so, and give its length as it now is
+    headers = [
+        (k, v)
+        for k, v in response.headers
+        if k.lower() not in ("content-encoding", "content-length")
+    ]
+    return Response(response.status, headers, plain)

@@ -89,7 +89,8 @@ async def test_keep_alive_reuses_one_connection_and_sends_a_well_formed_request(
             for _ in range(5):
                 resp = await origin.request("GET", "/api/v1/query?query=up", [("X-A", "1")])
                 assert (resp.status, resp.body) == (200, b'{"a":1}')
-                assert resp.headers["content-type"] == "application/json"
+                assert resp.header("content-type") == "application/json"
+                assert resp.headers[1] == ("Content-Type", "application/json")
             posted = await origin.request("POST", "/api/v1/query", [], b"query=up")
             assert posted.body == b'{"a":1}'
         finally:
@@ -124,6 +125,16 @@ async def test_chunked_and_close_delimited_answers() -> None:
         assert (await origin.request("GET", "/")).body == b"until the end"
         await origin.close()
     assert origin.connections_made == 2  # such a connection is never reused
+
+
+async def test_repeated_headers_are_kept_in_order() -> None:
+    async with Script(answer(ok(b"x", "Warning: 299 - a", "warning: 299 - b"))) as s:
+        origin = Origin(s.url)
+        resp = await origin.request("GET", "/")
+        await origin.close()
+    assert [v for k, v in resp.headers if k.lower() == "warning"] == ["299 - a", "299 - b"]
+    assert resp.header("WARNING") == "299 - b"
+    assert resp.header("x-absent") is None
 
 
 async def test_connection_close_is_obeyed() -> None:
@@ -230,8 +241,11 @@ async def test_encodings(monkeypatch: pytest.MonkeyPatch) -> None:
     ]:
         async with Script(answer(data)) as s:
             origin = Origin(s.url)
-            assert (await origin.request("GET", "/")).body == want
+            resp = await origin.request("GET", "/")
             await origin.close()
+        assert resp.body == want
+        if resp.header("content-length") != str(len(want)):  # decoded: the headers say so
+            assert [k for k, _ in resp.headers] == []
     # a large answer is decompressed off the event loop, to the same bytes
     monkeypatch.setattr(http1, "_INLINE_DECOMPRESS", 10)
     async with Script(answer(ok(gzip.compress(text), "Content-Encoding: gzip"))) as s:

@@ -83,6 +83,7 @@ class Backend:
 
 RELAY = f"/apis/{GROUP}/{VERSION}/namespaces/default/relay/"
 BODY = json.dumps({"kind": "Relayed", "items": [{"n": i} for i in range(50)]}).encode()
+WATCH_GO = asyncio.Event()
 
 
 async def relay_answer(request: web.Request, kind: str) -> web.StreamResponse:
@@ -99,6 +100,12 @@ async def relay_answer(request: web.Request, kind: str) -> web.StreamResponse:
         )
     response = web.StreamResponse(headers=headers)  # chunked: no length known in advance
     await response.prepare(request)
+    if kind == "watch":  # the second event only once the client has read the first
+        await response.write(b'{"type": "ADDED"}\n')
+        await WATCH_GO.wait()
+        await response.write(b'{"type": "DELETED"}\n')
+        await response.write_eof()
+        return response
     for i in range(0, len(BODY), 100):
         await response.write(BODY[i : i + 100])
     await response.write_eof()
@@ -119,7 +126,7 @@ POLICY = parse_policy(
         "rules": [
             {
                 "groups": ["devs"],
-                "verbs": ["get", "list"],
+                "verbs": ["get", "list", "watch"],
                 "apiGroups": [GROUP],
                 "resources": ["*"],
             },
@@ -417,3 +424,29 @@ async def test_answers_are_relayed_as_the_backend_sent_them(setup, kind, status,
         assert resp.headers["Content-Type"] == "application/json; charset=utf-8"
         assert resp.headers.getall("Content-Type") == ["application/json; charset=utf-8"]
         assert "Content-Encoding" not in resp.headers
+
+
+async def test_a_watch_is_relayed_as_it_comes(setup):
+    # a watch is streamed through, event by event: the backend sends its second event only
+    # after the client has read the first through the proxy
+    _sb, backend, admin, alice = setup
+    await register(admin, backend)
+    await available(admin)
+    WATCH_GO.clear()
+    headers = {"Authorization": "Bearer alice-token"}
+    url = alice.sb.url + RELAY + "watch?watch=true"
+    async with asyncio.timeout(10), alice.session.get(url, headers=headers) as resp:
+        assert resp.status == 200
+        assert await resp.content.readline() == b'{"type": "ADDED"}\n'
+        WATCH_GO.set()
+        assert await resp.content.readline() == b'{"type": "DELETED"}\n'
+
+
+async def test_a_backend_that_stops_answering_is_a_503(setup):
+    _sb, backend, admin, alice = setup
+    await register(admin, backend)
+    await available(admin)
+    await backend.stop()  # the APIService still says Available until the next check
+    status, body = await alice.request("GET", f"/apis/{GROUP}/{VERSION}/namespaces/default/x")
+    assert status == 503
+    assert "error trying to reach service" in body["message"], body
