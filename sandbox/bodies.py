@@ -9,14 +9,14 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sandbox import errors
+from sandbox import errors, wirejson
 
 MAX_BODY = 3 * 1024 * 1024  # bytes; kube-apiserver's default request size limit is 3 MiB
 
 
 def respond(body: Any, *, status: int = 200) -> web.Response:
     return web.Response(
-        body=json.dumps(body, separators=(",", ":")).encode(),
+        body=wirejson.dumps(body),
         status=status,
         content_type="application/json",
     )

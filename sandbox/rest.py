@@ -21,7 +21,7 @@ from common.selectors import (
     parse_field_selector,
     parse_selector,
 )
-from sandbox import auth, errors, protobuf, protowatch, scale, tables, validated
+from sandbox import auth, errors, protobuf, protowatch, scale, tables, validated, wirejson
 from sandbox.bodies import decode, read_raw, respond
 from sandbox.operations import Api
 from sandbox.patchbody import APPLY
@@ -254,9 +254,9 @@ def _list_response(
     api: Api, rt: ResourceType, items: list[Obj], meta: dict[str, Any]
 ) -> web.Response:
     """The list as JSON, reusing each stored object's cached encoding (LIST is the hot path)."""
-    head = json.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
+    head = wirejson.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
     parts = b",".join(api.store.encode(rt.key, o) for o in items)
-    body = head[:-1].encode() + b',"items":[' + parts + b"]}"
+    body = head[:-1] + b',"items":[' + parts + b"]}"
     return web.Response(body=body, content_type="application/json")
 
 
@@ -279,7 +279,7 @@ def _table_render(
 
     def render(obj: Obj) -> bytes:
         doc = tables.table(rt, [obj], include=include, now=ctx.api.clock())
-        return json.dumps(doc, separators=(",", ":")).encode()
+        return wirejson.dumps(doc)
 
     return render
 

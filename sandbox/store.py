@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from sandbox import wirejson
 
 Key = tuple[str, str]  # (group, plural)
 Obj = dict[str, Any]
@@ -110,7 +111,7 @@ class Store:
         cached = self._encoded.get(id(obj))
         if cached is not None:
             return cached
-        data = json.dumps(obj, separators=(",", ":")).encode()
+        data = wirejson.dumps(obj)
         bucket = self._objects.get(key, {})
         if bucket.get((meta.get("namespace", ""), meta["name"])) is obj:
             self._encoded[id(obj)] = data  # only stored objects: their id stays theirs while cached

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from aiohttp import web
 
 from common.selectors import EVERYTHING
-from sandbox import errors, protowatch
+from sandbox import errors, protowatch, wirejson
 from sandbox.operations import Api
 from sandbox.resources import ResourceType
 from sandbox.store import Change, Obj, Subscription, TooOld
@@ -59,7 +58,7 @@ class _Stream:
         if self.protobuf:
             await self.response.write(protowatch.frame(kind, obj))
         else:
-            await self.response.write(_line(kind, json.dumps(obj, separators=(",", ":")).encode()))
+            await self.response.write(_line(kind, wirejson.dumps(obj)))
 
     async def cannot_frame(self, err: protowatch.CannotEncode) -> None:
         """End a protobuf stream with an ERROR event rather than drop or garble an object."""
@@ -99,7 +98,7 @@ def _encoded(change: Change, kind: str, obj: Obj) -> bytes:
     key = (kind, obj.get("apiVersion", ""))
     data = change.lines.get(key)
     if data is None:
-        data = change.lines[key] = json.dumps(obj, separators=(",", ":")).encode()
+        data = change.lines[key] = wirejson.dumps(obj)
     return data
 
 
