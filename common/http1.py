@@ -235,7 +235,9 @@ class Origin:
         request = self._encode(method, target, headers, body)
         async with self._slots:
             for attempt in (1, 2):
-                conn, reused = self._take()
+                # the second attempt goes on a new connection: another idle one may have been
+                # closed in the same moment (a restarted Prometheus closes them all)
+                conn, reused = self._take() if attempt == 1 else (None, False)
                 if conn is None:
                     conn = await self._connect()
                 try:

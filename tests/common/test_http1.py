@@ -191,6 +191,28 @@ async def test_a_request_the_peer_drops_unanswered_on_a_reused_connection_goes_o
     assert len(s.requests) == 3
 
 
+async def test_the_second_attempt_takes_a_new_connection_not_another_idle_one() -> None:
+    # two idle connections, both closed by the server as the next request arrives on them
+    seen: dict[int, int] = {}
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        seen[id(writer)] = seen.get(id(writer), 0) + 1
+        if seen[id(writer)] > 1:
+            return False  # each connection answers its first request only
+        await asyncio.sleep(0.02)  # the first two requests overlap: two connections
+        writer.write(ok(b"fine"))
+        await writer.drain()
+        return True
+
+    async with Script(handler) as s:
+        origin = Origin(s.url)
+        await asyncio.gather(origin.request("GET", "/"), origin.request("GET", "/"))
+        assert len(origin._idle) == 2
+        assert (await origin.request("GET", "/")).body == b"fine"
+        await origin.close()
+    assert origin.connections_made == 3
+
+
 async def test_an_answer_cut_short_is_an_error_and_not_resent() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part")
