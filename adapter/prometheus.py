@@ -118,7 +118,8 @@ class PrometheusClient:
         # the latency child of each endpoint, looked up once (`labels()` locks on every call)
         self._latency = {e: m.latency.labels(backend, e) for e in ("query", "series")}
         try:
-            # a lean keep-alive client: aiohttp's cost 2-3x the CPU per query (common/http1.py)
+            # a lean keep-alive client: aiohttp's cost about twice the CPU per query
+            # (common/http1.py)
             self._origin = Origin(options.url, ssl_context=self._auth.ssl_context, limit=64)
         except ValueError as err:
             raise ConfigError(f"--prometheus-url: {err}") from None

@@ -2,10 +2,10 @@
 response read by httptools (llhttp, the parser Node.js and aiohttp's C extension use).
 
 Why not aiohttp's client, which the adapter used before: a Prometheus query through an
-`aiohttp.ClientSession` cost 0.7-1.0 ms of CPU on the machines we measure on, against 0.25-0.35
-ms for the same exchange over a plain asyncio connection (docs/scaling.md, "the Prometheus
-client"); the adapter sends one such query per request it cannot batch or coalesce. What this
-client does is what that exchange needs and no more:
+`aiohttp.ClientSession` cost 0.65-0.77 ms of CPU, through this client 0.29-0.39 ms, and read by
+hand from a plain asyncio stream 0.25-0.31 ms (bench/bench_prometheus_client.py,
+docs/adapter.md); the adapter sends one such query per request it cannot batch or coalesce.
+What this client does is what that exchange needs and no more:
 
 - requests are GET or POST with a complete body (Content-Length; never chunked);
 - responses end by Content-Length, chunked encoding or the connection's close, and are read
