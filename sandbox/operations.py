@@ -164,8 +164,8 @@ class Api:
             obj = hpa_convert.decoded(rt.version, obj)
         return obj
 
-    def _validate(self, rt: ResourceType, obj: Obj) -> None:
-        causes = strategies.validate(rt, obj)
+    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None = None) -> None:
+        causes = strategies.validate(rt, obj, old)
         if causes:
             raise errors.invalid(rt.kind, rt.group, obj["metadata"].get("name", ""), causes)
 
@@ -204,7 +204,7 @@ class Api:
             return self.view(
                 rt, old
             ), False  # a no-op update writes nothing, like etcd3's guaranteed update
-        self._validate(rt, new)
+        self._validate(rt, new, old)
         if dry_run:
             return self.view(rt, new), False
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):

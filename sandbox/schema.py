@@ -51,10 +51,25 @@ def _type_ok(expected: str, value: Any) -> bool:
     return isinstance(value, _TYPES.get(expected, (object,)))
 
 
-def validate(schema: dict[str, Any] | None, value: Any, path: str = "") -> list[Cause]:
-    """Type, required, enum, min/max checks; metadata/apiVersion/kind at the root are skipped."""
+# no old value: a create, or a field the update added (nothing to ratchet against)
+ABSENT: Any = object()
+
+
+def validate(
+    schema: dict[str, Any] | None, value: Any, path: str = "", old: Any = ABSENT
+) -> list[Cause]:
+    """Type, required, enum, min/max checks; metadata/apiVersion/kind at the root are skipped.
+
+    `old` is the value at the same place before an update. CRD validation ratcheting
+    (KEP-4008, on by default since Kubernetes v1.30, GA in v1.33) ignores the errors of a value
+    the update left unchanged, except `required` (and transition rules, which the sandbox does
+    not evaluate): an object stored before its schema was tightened can still be written.
+    Lists are compared whole: an item of a changed list is validated as new (the API server
+    also correlates the items of `map` lists by key, so there it is laxer)."""
     if not schema:
         return []
+    if old is not ABSENT and old == value:
+        return _required(schema, value, path)
     causes: list[Cause] = []
     expected = schema.get("type")
     if value is None:
@@ -115,7 +130,7 @@ def validate(schema: dict[str, Any] | None, value: Any, path: str = "") -> list[
             )
     causes.extend(_bounds(schema, value, path))
     if isinstance(value, dict):
-        causes.extend(_validate_object(schema, value, path))
+        causes.extend(_validate_object(schema, value, path, old if isinstance(old, dict) else {}))
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             causes.extend(validate(schema["items"], item, f"{path}[{i}]"))
@@ -155,7 +170,9 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -> list[Cause]:
+def _validate_object(
+    schema: dict[str, Any], value: dict[str, Any], path: str, old: dict[str, Any]
+) -> list[Cause]:
     causes: list[Cause] = []
     props = schema.get("properties") or {}
     root = path == ""
@@ -168,9 +185,42 @@ def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str) -
             continue
         field = f"{path}.{name}" if path else name
         if name in props:
-            causes.extend(validate(props[name], item, field))
+            causes.extend(validate(props[name], item, field, old.get(name, ABSENT)))
         elif isinstance(schema.get("additionalProperties"), dict):
-            causes.extend(validate(schema["additionalProperties"], item, field))
+            causes.extend(
+                validate(schema["additionalProperties"], item, field, old.get(name, ABSENT))
+            )
+    return causes
+
+
+def _required(schema: dict[str, Any] | None, value: Any, path: str) -> list[Cause]:
+    """The `required` errors `validate` finds in `value`, and no others: what ratcheting still
+    reports for an unchanged value. It descends where `validate` does (values of the right
+    type), so its causes are a subset of `validate`'s, in the same order."""
+    if not schema or value is None:
+        return []
+    expected = schema.get("type")
+    if isinstance(expected, str) and not _type_ok(expected, value):
+        return []
+    causes: list[Cause] = []
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for name in schema.get("required") or []:
+            if name not in value:
+                field = f"{path}.{name}" if path else name
+                causes.append(("FieldValueRequired", field, "Required value"))
+        for name, item in value.items():
+            if path == "" and name in ("apiVersion", "kind", "metadata"):
+                continue
+            field = f"{path}.{name}" if path else name
+            if name in props:
+                causes.extend(_required(props[name], item, field))
+            elif isinstance(extra, dict):
+                causes.extend(_required(extra, item, field))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            causes.extend(_required(schema["items"], item, f"{path}[{i}]"))
     return causes
 
 

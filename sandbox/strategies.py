@@ -233,11 +233,14 @@ def _apiservice(obj: dict[str, Any]) -> list[Cause]:
     return causes
 
 
-def validate(rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
-    """All validation errors of `obj` as (reason, field, message)."""
+def validate(
+    rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None = None
+) -> list[Cause]:
+    """All validation errors of `obj` as (reason, field, message); `old` is the stored object
+    an update replaces (a custom resource's schema errors ratchet against it)."""
     causes = validate_name(rt, obj["metadata"]["name"]) + _validate_labels(obj["metadata"])
     if rt.custom:
-        causes += schema.validate(rt.schema, obj)
+        causes += schema.validate(rt.schema, obj, old=schema.ABSENT if old is None else old)
     elif rt.key == ("", "pods"):
         causes += _containers(obj.get("spec"), "spec")
     elif rt.key in WORKLOADS:

@@ -253,3 +253,52 @@ async def test_cel_validation_rules_are_enforced(kube_client, spec, allowed):
     assert status["reason"] == "Invalid"
     assert 'spec: Invalid value: "object": replicas 0 needs slow mode' in status["message"]
     assert status["details"]["causes"][0]["field"] == "spec"
+
+
+# ---- validation ratcheting (KEP-4008) ------------------------------------------------------
+
+
+async def test_a_tightened_schema_ratchets_unchanged_values_but_not_required(
+    kube_client, sandbox_http
+):
+    ext = client.ApiextensionsV1Api(kube_client)
+    await ext.create_custom_resource_definition(crd())
+    objects = client.CustomObjectsApi(kube_client)
+    await objects.create_namespaced_custom_object(
+        "example.com", "v1", "default", "widgets", widget("w1", replicas=10)
+    )
+    # the schema tightens: replicas at most 5 (w1 holds 10), and a new required field
+    tight = crd()
+    spec_schema = tight["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec_schema["properties"] = {**spec_schema["properties"], "owner": {"type": "string"}}
+    spec_schema["properties"]["replicas"] = {"type": "integer", "minimum": 0, "maximum": 5}
+    stored = await ext.read_custom_resource_definition("widgets.example.com")
+    tight["metadata"]["resourceVersion"] = stored.metadata.resource_version
+    await ext.replace_custom_resource_definition("widgets.example.com", tight)
+
+    async def patch(body, *, status=False, code=200):
+        path = "/apis/example.com/v1/namespaces/default/widgets/w1" + ("/status" if status else "")
+        got, answer = await sandbox_http.request(
+            "PATCH",
+            path,
+            data=json.dumps(body),
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert got == code, answer
+        return answer
+
+    # unchanged, the invalid value stays writable: a status write, and a spec write elsewhere
+    await patch({"status": {"replicas": 3}}, status=True)
+    await patch({"spec": {"target": "u"}})
+    # changed, it is validated: to another invalid value, refused; to a valid one, accepted
+    refused = await patch({"spec": {"replicas": 9}}, code=422)
+    assert [c["field"] for c in refused["details"]["causes"]] == ["spec.replicas"]
+    await patch({"spec": {"replicas": 4}})
+    # `required` is never ratcheted: once the schema requires `owner`, every write needs it
+    spec_schema["required"] = ["target", "owner"]
+    stored = await ext.read_custom_resource_definition("widgets.example.com")
+    tight["metadata"]["resourceVersion"] = stored.metadata.resource_version
+    await ext.replace_custom_resource_definition("widgets.example.com", tight)
+    refused = await patch({"status": {"replicas": 1}}, status=True, code=422)
+    assert [c["field"] for c in refused["details"]["causes"]] == ["spec.owner"]
+    await patch({"spec": {"owner": "me"}})
