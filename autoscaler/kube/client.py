@@ -252,7 +252,10 @@ def _direct_origin(api: Any) -> Origin | None:
     config = getattr(api, "configuration", None)
     if rest is None or config is None or getattr(rest, "proxy", None):
         return None
-    if any(os.environ.get(v) for v in _PROXY_VARS) or urllib.request.getproxies():
+    # any proxy setting but NO_PROXY (which alone sends everything direct) keeps the library's
+    # session, which honours them (trust_env)
+    proxies = {k for k, v in urllib.request.getproxies().items() if v and k != "no"}
+    if any(os.environ.get(v) for v in _PROXY_VARS) or proxies:
         return None
     host = str(config.host or "")
     context: ssl.SSLContext | bool = True

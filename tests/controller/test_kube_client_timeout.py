@@ -59,8 +59,10 @@ async def test_a_silent_server_is_unavailable_after_the_timeout(silent_server, t
         await client.close()
 
 
-async def test_requests_go_over_one_kept_alive_tls_connection(sandbox):
-    # the sandbox's kubeconfig: its CA, a bearer token, https; no proxy anywhere
+async def test_requests_go_over_one_kept_alive_tls_connection(sandbox, monkeypatch):
+    # the sandbox's kubeconfig: its CA, a bearer token, https; no proxy anywhere (NO_PROXY
+    # alone names no proxy)
+    monkeypatch.setenv("NO_PROXY", "example.com")
     client = await connect(str(sandbox.kubeconfig))
     try:
         assert client._origin is not None
