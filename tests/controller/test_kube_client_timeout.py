@@ -62,6 +62,9 @@ async def test_a_silent_server_is_unavailable_after_the_timeout(silent_server, t
 async def test_requests_go_over_one_kept_alive_tls_connection(sandbox, monkeypatch):
     # the sandbox's kubeconfig: its CA, a bearer token, https; no proxy anywhere (NO_PROXY
     # alone names no proxy)
+    for variable in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.delenv("all_proxy", raising=False)
     monkeypatch.setenv("NO_PROXY", "example.com")
     client = await connect(str(sandbox.kubeconfig))
     try:
