@@ -231,7 +231,10 @@ class Origin:
         body: bytes | None = None,
     ) -> Response:
         """Send `method target` (target: the path after the prefix, with its query string,
-        already percent-encoded) and return the answer, decompressed."""
+        already percent-encoded) and return the answer, decompressed. Not HEAD: its answer
+        announces a body that never comes, and the parser cannot be told."""
+        if method == "HEAD":
+            raise ValueError("common.http1 does not send HEAD requests")
         request = self._encode(method, target, headers, body)
         async with self._slots:
             for attempt in (1, 2):

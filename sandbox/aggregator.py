@@ -304,7 +304,8 @@ class Aggregator:
         # as kube-aggregator writes it: the decoded path and the parsed query, re-encoded by Go
         target = forwarded_path_qs(request.rel_url.raw_path, request.rel_url.raw_query_string)
         body = await request.read()
-        if request.query.get("watch", "") in ("", "0", "false"):  # not a stream: one answer
+        # one whole answer (not a watch's stream, nor HEAD's bodiless one): the lean client
+        if request.method != "HEAD" and request.query.get("watch", "") in ("", "0", "false"):
             try:
                 answer = await self._origin(t, host, port).request(
                     request.method, target, list(headers.items()), body or None

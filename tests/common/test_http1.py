@@ -380,6 +380,13 @@ def test_host_header(url: str, host: str) -> None:
     assert host_line == f"Host: {host}".encode()
 
 
+async def test_head_is_refused() -> None:
+    origin = Origin("http://127.0.0.1:9")
+    with pytest.raises(ValueError, match="HEAD"):
+        await origin.request("HEAD", "/")
+    await origin.close()
+
+
 @pytest.mark.parametrize("url", ["ftp://h/", "http:///nohost", "prometheus:9090"])
 def test_not_an_http_url(url: str) -> None:
     with pytest.raises(ValueError, match="not an http"):
