@@ -8,6 +8,8 @@ import functools
 import re
 from typing import Any
 
+import orjson
+
 from sandbox.celrules import cel_causes
 
 Cause = tuple[str, str, str]  # (reason, field, message) as in metav1.StatusCause
@@ -68,7 +70,7 @@ def validate(
     also correlates the items of `map` lists by key, so there it is laxer)."""
     if not schema:
         return []
-    if old is not ABSENT and old == value:
+    if old is not ABSENT and _unchanged(old, value):
         return _required(schema, value, path)
     causes: list[Cause] = []
     expected = schema.get("type")
@@ -191,6 +193,20 @@ def _validate_object(
                 validate(schema["additionalProperties"], item, field, old.get(name, ABSENT))
             )
     return causes
+
+
+def _unchanged(old: Any, new: Any) -> bool:
+    """Equal as JSON values (Go's DeepEqual of the decoded objects): Python's == alone takes
+    `true` for `1` and `1.0` for `1`, so a type change would pass for no change."""
+    if old != new:
+        return False
+    try:
+        return bool(orjson.dumps(old, option=_SORTED) == orjson.dumps(new, option=_SORTED))
+    except TypeError:  # beyond what orjson writes (a 65-bit integer): count it as changed
+        return False
+
+
+_SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def _required(schema: dict[str, Any] | None, value: Any, path: str) -> list[Cause]:

@@ -75,6 +75,11 @@ def test_what_changed_is_validated_and_what_did_not_is_not():
     # a field the update adds has no old value to ratchet against
     new = {"spec": {"name": "TOO-LONG", "n": 7, "mode": "z"}, "status": {"n": 1}}
     assert {f for _, f, _ in schema.validate(SCHEMA, new, old=old)} == {"spec.mode"}
+    # a type change is a change, though Python's == takes True for 1 and 1.0 for 1
+    for before, after in [(1, True), (2, 2.0)]:
+        old = {"spec": {"name": "ok", "n": before}}
+        new = {"spec": {"name": "ok", "n": after}}
+        assert {f for _, f, _ in schema.validate(SCHEMA, new, old=old)} == {"spec.n"}
     # lists compare whole: one item changed, every item is validated
     old = {"spec": {"name": "ok", "items": [{"x": 1}, {"k": 1}]}}
     new = {"spec": {"name": "ok", "items": [{"x": 1}, {"k": 2}]}}
