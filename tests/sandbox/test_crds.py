@@ -1,6 +1,7 @@
 """CustomResourceDefinitions: served at once, in discovery, with status/scale subresources."""
 
 import asyncio
+import copy
 import json
 
 import pytest
@@ -268,7 +269,7 @@ async def test_a_tightened_schema_ratchets_unchanged_values_but_not_required(
         "example.com", "v1", "default", "widgets", widget("w1", replicas=10)
     )
     # the schema tightens: replicas at most 5 (w1 holds 10), and a new required field
-    tight = crd()
+    tight = copy.deepcopy(crd())  # crd() shares SCHEMA with every other test: never edit it
     spec_schema = tight["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     spec_schema["properties"] = {**spec_schema["properties"], "owner": {"type": "string"}}
     spec_schema["properties"]["replicas"] = {"type": "integer", "minimum": 0, "maximum": 5}
