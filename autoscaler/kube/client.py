@@ -154,11 +154,11 @@ class KubeClient:
         finally:
             resp.release()
 
-    async def _headers(
-        self, query: Sequence[tuple[str, str]], content_type: str
-    ) -> tuple[dict[str, str], list[tuple[str, str]]]:
-        """The request's headers and parameters, with the library's auth added (a bearer token,
-        refreshed by its hook)."""
+    async def _prepare(
+        self, path: str, query: Sequence[tuple[str, str]], body: Any, content_type: str
+    ) -> tuple[dict[str, str], str, bytes | None]:
+        """The request's headers (with the library's auth added: a bearer token, refreshed by
+        its hook), its target (path and query string, already encoded) and its body."""
         api = self._api
         headers = {"Accept": "application/json", "Content-Type": content_type}
         headers.update(api.default_headers)  # User-Agent
@@ -166,7 +166,9 @@ class KubeClient:
             headers["Cookie"] = api.cookie
         params = list(query)
         await api.update_params_for_auth(headers, params, ["BearerToken"])
-        return headers, params
+        target = f"{path}?{urlencode(params)}" if params else path
+        data = body if body is None or isinstance(body, bytes) else _dumps(body)
+        return headers, target, data
 
     async def _send_direct(
         self,
@@ -180,9 +182,7 @@ class KubeClient:
     ) -> tuple[int, bytes]:
         try:
             async with asyncio.timeout(request_timeout or self.timeout):
-                headers, params = await self._headers(query, content_type)
-                target = f"{path}?{urlencode(params)}" if params else path
-                data = body if body is None or isinstance(body, bytes) else _dumps(body)
+                headers, target, data = await self._prepare(path, query, body, content_type)
                 answer = await origin.request(method, target, list(headers.items()), data)
         except (HttpError, TimeoutError) as e:
             raise _unavailable(f"{method} {path}", e) from e
@@ -200,15 +200,11 @@ class KubeClient:
         api = self._api
         rest = api.rest_client
         try:
-            headers, params = await self._headers(query, content_type)
-            url = api.configuration.host + path
-            if params:
-                url += "?" + urlencode(params)
-            data = body if body is None or isinstance(body, bytes) else _dumps(body)
+            headers, target, data = await self._prepare(path, query, body, content_type)
             return await rest.pool_manager.request(
                 method,
                 # our paths quote every segment and urlencode every parameter already
-                URL(url, encoded=True),
+                URL(api.configuration.host + target, encoded=True),
                 headers=headers,
                 data=data,
                 timeout=_timeout(request_timeout) if request_timeout else _NO_TIMEOUT,
