@@ -12,9 +12,9 @@ timed with `time.process_time()`: CPU time, so what else the machine runs barely
   alone;
 - result building: the provider's fetch on a ready answer, then its answer for the request's
   pods (a `CustomValues`: the points by name, not one MetricValue per pod);
-- rendering and encoding as the server does them (`metric_value_list_json`: straight from the
-  answer's points, shared parts and described objects as encoded fragments), then the same
-  without fragments as two steps (the document, then its JSON bytes);
+- rendering and encoding as the server does them (`metric_value_list_json`: the answer's
+  points written as JSON text, described objects from a memo), then the general way in two
+  steps (the MetricValueList document, then its JSON bytes);
 - and, from `bench_adapter.py`, the floor: a trivial aiohttp TLS server answering as many bytes.
 
 The end-to-end CPU per request comes from `bench_adapter.py --only-latency` (4 clients share
@@ -145,7 +145,7 @@ async def measure(prom_url: str, rounds: int) -> list[tuple[str, float]]:
         sync(lambda: documents.metric_value_list_json(values, "v1beta2")),
     )
     await row(
-        "  the same without fragments: MetricValueList document",
+        "  the general way: MetricValueList document",
         sync(lambda: documents.metric_value_list(values, "v1beta2")),
     )
     await row("  then its JSON bytes", sync(lambda: dumps(document)))

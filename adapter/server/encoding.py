@@ -9,10 +9,10 @@ library writes `\\uXXXX` escapes) or refuses a value (a non-str key, an int past
 those documents, rare here (a label value with an accent), go through the standard library, so
 the bytes on the wire never change (`tests/adapter/test_encoding.py` over random documents).
 
-Parts that many items share, or that requests repeat, can be encoded once (`fragment`, by
-`dumps`, so with the same escapes) and put into a document as orjson `Fragment`s, which the
-encoder copies as they are (`dumps_fragments`). orjson's output keeps a 4 KB buffer behind it:
-`fragment` copies, and so must anything else that keeps an output for long.
+Compact JSON is compositional: text built from pieces `dumps` wrote is what `dumps` writes for
+the whole (`adapter.server.documents` writes metric answers that way). orjson's output keeps a
+4 KB buffer behind it: anything that keeps an output for long must keep a copy (decoded text,
+or `bytes(memoryview(out))`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Fragment", "dumps", "dumps_fragments", "fragment"]
-
-Fragment = orjson.Fragment
+__all__ = ["dumps"]
 
 
 def dumps(body: Any) -> bytes:
@@ -35,24 +33,6 @@ def dumps(body: Any) -> bytes:
         return _stdlib(body)
     # the standard library escapes DEL (0x7f) too, orjson writes it as is
     return out if out.isascii() and b"\x7f" not in out else _stdlib(body)
-
-
-def fragment(value: Any) -> Fragment:
-    """`value` encoded once, by `dumps`, to be put as is into documents `dumps_fragments` writes
-    (orjson's `Fragment`): the parts many items share, or that requests repeat. The bytes are a
-    copy of their own size, so a fragment kept for long holds no encoder buffer."""
-    return Fragment(bytes(memoryview(dumps(value))))
-
-
-def dumps_fragments(body: Any) -> bytes | None:
-    """`body`, which may hold Fragments, as compact JSON: `dumps`' bytes when every text outside
-    the fragments is ASCII without DEL, as the fragments are; None otherwise (the standard
-    library cannot write fragments: encode the document without them)."""
-    try:
-        out = orjson.dumps(body)
-    except TypeError:
-        return None
-    return out if out.isascii() and b"\x7f" not in out else None
 
 
 def _stdlib(body: Any) -> bytes:
