@@ -2,7 +2,9 @@
 
 1. a wildcard request over 100 pods, cache off: adapter p50/p99 next to the same PromQL sent
    straight to Prometheus (difference and ratio), and the adapter's CPU per request (process
-   CPU over N requests from 4 keep-alive clients);
+   CPU over N requests from 4 keep-alive clients); then, with the same client, the app on
+   ready values (no Prometheus), the same with each answer first waiting 3 ms on a timer
+   (what waiting alone costs in CPU on this machine), and a bare aiohttp TLS floor;
 2. cache on, 20 concurrent clients: requests/s and p99;
 3. 100 identical concurrent requests, cache off: Prometheus queries sent (coalescing);
 4. discovery over 100,000 series in 1,000 metric names, fed to a real Prometheus by remote
@@ -98,11 +100,12 @@ async def _adapter_app(prom_url: str, setup: dict[str, Any]) -> Any:
     return build_app(stack.provider, response_ttl=setup["cache_ttl"])  # as the CLI wires it
 
 
-def _ready_app() -> Any:
+def _ready_app(wait: float = 0.0) -> Any:
     """The adapter's app on a provider that hands back the same ready answer for 100 pods (a
     `CustomValues`, as the Prometheus provider's): the middleware, routing, rendering and
     encoding of the request, no Prometheus, no lister, no provider work
-    (bench_adapter_stages.py times that)."""
+    (bench_adapter_stages.py times that). With `wait` (seconds), the provider first sleeps
+    that long, as a request waits on Prometheus: what waiting alone costs in CPU."""
     from datetime import UTC, datetime
 
     from adapter.provider.seams import CustomValues
@@ -123,6 +126,8 @@ def _ready_app() -> Any:
 
     class Ready(FakeProvider):
         async def custom_metric_by_selector(self, *args: Any, **kwargs: Any) -> Any:
+            if wait:
+                await asyncio.sleep(wait)
             return values
 
     return build_app(Ready(custom={("pods", "bench_gauge"): {}}))
@@ -154,7 +159,11 @@ async def _serve_async(
         app = _floor_app(setup["floor_body"])
         runner = web.AppRunner(app, access_log=None)
     else:
-        app = _ready_app() if setup["ready_values"] else await _adapter_app(prom_url, setup)
+        app = (
+            _ready_app(setup["ready_wait"])
+            if setup["ready_values"]
+            else await _adapter_app(prom_url, setup)
+        )
         app.middlewares.insert(0, limits_middleware())  # as adapter.__main__ wires it
         runner = LimitedAppRunner(app, access_log=None)
     tls = ServingTLS(TLSOptions(cert_dir=cert_dir))
@@ -198,6 +207,7 @@ class Adapter:
         compression: str = "auto",
         floor_body: int = 0,
         ready_values: bool = False,  # the app on ready values (`_ready_app`)
+        ready_wait: float = 0.0,  # seconds each ready answer waits first
         event_loop: str | None = None,
         start_timeout: float = 60.0,  # seconds; more when the child runs under valgrind
     ) -> None:
@@ -213,6 +223,7 @@ class Adapter:
             "compression": compression,
             "floor_body": floor_body,
             "ready_values": ready_values,
+            "ready_wait": ready_wait,
             "event_loop": event_loop or EVENT_LOOP[0],
             "gc_threshold": GC_THRESHOLD[0],
         }
@@ -324,6 +335,7 @@ async def bench_latency(
         adapter.stop()
     (floor_cpu, floor_split), floor_p50 = await _floor(size, n, cert_dir)
     ready_cpu = await _ready(n, cert_dir)
+    waiting_cpu = await _ready(n, cert_dir, wait=READY_WAIT)
     p50, d50 = _pct(via, 0.5), _pct(direct, 0.5)
     print(
         f"1. wildcard over 100 pods, cache off ({n} requests each; compression {compression}, "
@@ -351,6 +363,11 @@ async def bench_latency(
         f"routing, rendering, encoding): {ready_cpu:.3f} ms CPU per request"
     )
     print(
+        f"   the same, each answer first waiting {READY_WAIT * 1e3:g} ms on a timer (as on "
+        f"Prometheus): {waiting_cpu:.3f} ms CPU per request; what waiting costs here: "
+        f"{waiting_cpu - ready_cpu:+.3f} ms"
+    )
+    print(
         f"   floor (aiohttp + TLS, a fixed {size:,}-byte body, same client): "
         f"{floor_cpu:.3f} ms CPU per request (user {floor_split[0]:.3f}, system "
         f"{floor_split[1]:.3f}), p50 {floor_p50:.2f} ms"
@@ -374,9 +391,15 @@ async def _floor(
         floor.stop()
 
 
-async def _ready(n: int, cert_dir: str) -> float:
-    """CPU per request of the app answering ready values (`_ready_app`), same client."""
-    server = Adapter("", cache_ttl=0, cert_dir=cert_dir, ready_values=True)
+# how long the ready app's answers wait in the second measurement: about what the adapter
+# waits on Prometheus here (its direct p50 is 1.5-3.5 ms on this VM)
+READY_WAIT = 0.003
+
+
+async def _ready(n: int, cert_dir: str, *, wait: float = 0.0) -> float:
+    """CPU per request of the app answering ready values (`_ready_app`), same client; with
+    `wait`, each answer first waits that many seconds."""
+    server = Adapter("", cache_ttl=0, cert_dir=cert_dir, ready_values=True, ready_wait=wait)
     try:
         async with _session() as s:
             url = server.url + WILDCARD + "?labelSelector=app%3Dweb"
