@@ -10,6 +10,13 @@
   by one timer set for the earliest due time. (Waking every idle worker on every add, and all
   of them when a key fell due, cost some 13% of the controller's CPU with 32 workers at a few
   hundred passes a second, in wake-ups that found nothing to do.)
+- That timer is coalesced: it rings at the end of the slot, on a grid of the clock, in which
+  the earliest key falls due, so the keys due within one slot start together, after one
+  wake-up of the event loop instead of one each. A key's slot is a tenth of the wait it was
+  added with, at most `slack` (50 ms by default): a routine pass 15 s away may start up to
+  50 ms late, a 100 ms back-off up to 10 ms, and a key due now (an urgent one, a spec change)
+  is handed out at once. Each idle-to-busy turn of the event loop costs CPU of its own
+  (docs/scaling.md, "What waiting costs").
 
 Time is a monotonic clock passed in (seconds), so tests can drive it.
 """
@@ -29,12 +36,18 @@ __all__ = ["WorkQueue"]
 
 Entry = tuple[float, int, str]
 
+SLACK = 0.05  # seconds; see the module's docstring
+
 
 class WorkQueue:
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] = time.monotonic, slack: float = SLACK
+    ) -> None:
         self._clock = clock
+        self._slack = slack  # seconds: the timer's longest slot (0: ring at the due time)
         self._lanes: tuple[list[Entry], list[Entry]] = ([], [])  # (urgent, routine)
         self._due: dict[str, tuple[float, bool]] = {}  # key -> (due, urgent)
+        self._rings: dict[str, float] = {}  # key -> when a timer for it rings (its slot's end)
         self._active: set[str] = set()
         self._again: dict[str, tuple[float, bool]] = {}  # added while active
         self._seq = itertools.count()
@@ -59,12 +72,16 @@ class WorkQueue:
         if old is not None and old[0] <= at:
             at = old[0]  # becomes urgent, keeps its earlier due time
         self._due[key] = (at, urgent)
+        # the slot is set by the wait asked for now, not by what is left when a timer is armed
+        # (right after a ring the next key is always close, and would get a slot of nothing)
+        self._rings[key] = self._slot_end(at, self._clock())
         heapq.heappush(self._lanes[0 if urgent else 1], (at, next(self._seq), key))
         self._kick()
 
     def forget(self, key: str) -> None:
         """Drop `key` (its object was deleted); stale heap entries are skipped later."""
         self._due.pop(key, None)
+        self._rings.pop(key, None)
         self._again.pop(key, None)
 
     def _head(self, lane: int) -> Entry | None:
@@ -99,6 +116,7 @@ class WorkQueue:
             if head is not None and head[0] <= now:
                 heapq.heappop(self._lanes[lane])
                 del self._due[head[2]]
+                self._rings.pop(head[2], None)
                 self._active.add(head[2])
                 return head[2], head[0]
         return None
@@ -107,17 +125,28 @@ class WorkQueue:
         """Wake one waiter if a key is due; else see that the timer rings when one falls due."""
         if not self._waiters:
             return
-        heads = [h[0] for h in (self._head(0), self._head(1)) if h is not None]
+        heads = [h for h in (self._head(0), self._head(1)) if h is not None]
         if not heads:
             return
-        at, now = min(heads), self._clock()
-        if at <= now:
+        now = self._clock()
+        if min(h[0] for h in heads) <= now:
             self._wake_one()
-        elif at < self._timer_at:
+            return
+        at = min(self._rings[h[2]] for h in heads)
+        if at < self._timer_at:
             if self._timer is not None:
                 self._timer.cancel()
             self._timer_at = at
             self._timer = asyncio.get_running_loop().call_later(at - now, self._ring)
+
+    def _slot_end(self, at: float, now: float) -> float:
+        """When a timer for a key due at `at` rings: the end of its slot (module docstring)."""
+        slot = min(self._slack, (at - now) / 10)
+        if slot <= 0:
+            return at
+        # less a hair, so that a time on the grid, as floats have it, stays in its own slot;
+        # never before `at` (a float's end of slot may fall a hair short of it)
+        return max(at, math.ceil(at / slot - 1e-6) * slot)
 
     def _ring(self) -> None:
         self._timer, self._timer_at = None, math.inf

@@ -187,6 +187,70 @@ async def test_an_urgent_add_promotes_a_queued_routine_key_once():
         await asyncio.wait_for(q.get(), 0.1)
 
 
+class SteppedClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_keys_due_within_one_slot_are_handed_out_after_one_timer():
+    clock = SteppedClock(100.0)
+    q = WorkQueue(clock=clock, slack=0.25)
+    got: list[tuple[str, float]] = []
+
+    async def worker():
+        while True:
+            got.append(await q.get())  # held, never done: each key is handed out once
+
+    workers = [asyncio.create_task(worker()) for _ in range(3)]
+    try:
+        await asyncio.sleep(0.01)  # all of them waiting in line
+        for key, delay in (("a", 10.01), ("b", 10.1), ("c", 10.2), ("d", 10.3)):
+            q.add(key, delay=delay)
+        # one timer, for the end of the slot (110.0, 110.25] the first three fall due in
+        assert q._timer_at == 110.25
+        clock.now = 110.25
+        q._timer.cancel()
+        q._ring()  # as the timer would, 10.25 s from now
+        await asyncio.sleep(0.01)
+        assert sorted(got) == [("a", 110.01), ("b", 110.1), ("c", 110.2)]  # lag measured
+        # the next key keeps the slot of the wait it was added with, though it is due soon
+        assert q._timer_at == 110.5
+        q.add("now")  # due at once: not held back to the end of a slot
+        await asyncio.sleep(0.01)
+        assert got[-1] == ("now", 110.25)
+        assert len(got) == 4  # "d" waits for its slot
+    finally:
+        for task in workers:
+            task.cancel()
+
+
+@pytest.mark.parametrize(
+    ("slack", "delay", "rings"),
+    [
+        pytest.param(0.05, 15.01, 115.05, id="a-sync-period-away-at-most-50ms-late"),
+        pytest.param(0.05, 0.1, 100.1, id="a-100ms-backoff-within-a-tenth-of-it"),
+        pytest.param(0.05, 0.13, 7703 * 0.013, id="a-130ms-delay-on-a-13ms-grid"),
+        pytest.param(0.0, 15.01, 115.01, id="no-slack"),
+    ],
+)
+async def test_the_timer_rings_at_the_end_of_a_slot_a_tenth_of_the_delay_at_most(
+    slack, delay, rings
+):
+    clock = SteppedClock(100.0)
+    q = WorkQueue(clock=clock, slack=slack)
+    waiting = asyncio.create_task(q.get())
+    await asyncio.sleep(0.01)
+    q.add("a", delay=delay)
+    assert q._timer_at == pytest.approx(rings, abs=1e-9)
+    assert 0 <= q._timer_at - (100.0 + delay) <= min(slack, delay / 10) + 1e-9
+    waiting.cancel()
+
+
 @pytest.mark.parametrize(
     ("cancelled", "delays"),
     [
