@@ -16,7 +16,7 @@
   added with, at most `slack` (50 ms by default): a routine pass 15 s away may start up to
   50 ms late, a 100 ms back-off up to 10 ms, and a key due now (an urgent one, a spec change)
   is handed out at once. Each idle-to-busy turn of the event loop costs CPU of its own
-  (docs/scaling.md, "What waiting costs").
+  (docs/scaling.md, "what waiting costs on this VM").
 
 Time is a monotonic clock passed in (seconds), so tests can drive it.
 """
