@@ -14,9 +14,10 @@
   the earliest key falls due, so the keys due within one slot start together, after one
   wake-up of the event loop instead of one each. A key's slot is a tenth of the wait it was
   added with, at most `slack` (50 ms by default): a routine pass 15 s away may start up to
-  50 ms late, a 100 ms back-off up to 10 ms, and a key due now (an urgent one, a spec change)
-  is handed out at once. Each idle-to-busy turn of the event loop costs CPU of its own
-  (docs/scaling.md, "what waiting costs on this VM").
+  50 ms late, a 100 ms back-off up to 10 ms (up to 50 when a key with a longer slot falls due
+  just before it: the timer follows the heads of the two lanes only), and a key due now (an
+  urgent one, a spec change) is handed out at once. Each idle-to-busy turn of the event loop
+  costs CPU of its own (docs/scaling.md, "what waiting costs on this VM").
 
 Time is a monotonic clock passed in (seconds), so tests can drive it.
 """
