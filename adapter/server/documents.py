@@ -85,12 +85,8 @@ def custom_item(value: MetricValue, version: str, stamp: str | None = None) -> d
 
 
 def metric_value_list(values: Iterable[MetricValue], version: str) -> dict[str, Any]:
-    items = (
-        _render_answer(values, version)
-        if isinstance(values, CustomValues)
-        else _render(values, version)
-    )
-    return _value_list(items, version)
+    """The MetricValueList document (the server sends `metric_value_list_json`'s bytes)."""
+    return _value_list(_render(values, version), version)
 
 
 def _value_list(items: list[dict[str, Any]], version: str) -> dict[str, Any]:
@@ -145,77 +141,6 @@ class _DescribedMemo:
 
 
 _DESCRIBED = _DescribedMemo(limit=32_768)
-
-
-def _render_answer(values: CustomValues, version: str) -> list[dict[str, Any]]:
-    """The items of one provider answer, straight from its points: the same dicts `_render`
-    builds from the MetricValues the answer stands for (`tests/adapter/test_encoding.py`),
-    with everything the items share worked out once, before the loop."""
-    kind, space, api_version = values.kind, values.namespace, values.api_version
-    metric: Any = values.metric
-    window = values.window_seconds
-    selector = label_selector(values.metric_selector)
-    v1beta1 = version == "v1beta1"
-    shared: Any = selector if v1beta1 else {"name": metric, "selector": selector}
-    last: datetime | None = None
-    text = ""
-    items: list[dict[str, Any]] = []
-    add = items.append
-    point_of = values.points.get
-    described: Any
-    for name in values.names:  # as `values.found()`, without a generator's step per item
-        point = point_of(name)
-        if point is None:
-            continue
-        when, quantity = point
-        if when is not last:  # the points of one answer share their time object
-            last, text = when, _format_time(when)
-        if space:
-            described = {"kind": kind, "namespace": space, "name": name, "apiVersion": api_version}
-        else:
-            described = {"kind": kind, "name": name, "apiVersion": api_version}
-        if v1beta1:
-            if window is None:
-                add(
-                    {
-                        "describedObject": described,
-                        "metricName": metric,
-                        "timestamp": text,
-                        "value": quantity,
-                        "selector": shared,
-                    }
-                )
-            else:
-                add(
-                    {
-                        "describedObject": described,
-                        "metricName": metric,
-                        "timestamp": text,
-                        "window": window,
-                        "value": quantity,
-                        "selector": shared,
-                    }
-                )
-        elif window is None:
-            add(
-                {
-                    "describedObject": described,
-                    "metric": shared,
-                    "timestamp": text,
-                    "value": quantity,
-                }
-            )
-        else:
-            add(
-                {
-                    "describedObject": described,
-                    "metric": shared,
-                    "timestamp": text,
-                    "windowSeconds": window,
-                    "value": quantity,
-                }
-            )
-    return items
 
 
 # the JSON text of Quantities by their text: gauges repeat their values from one answer to the
