@@ -9,7 +9,9 @@ threshold, a fallback block and a schedule, and prints the controller's CPU per 
 after, in the same run. Then what the decision log (`--decision-log`) adds to the controller's
 CPU per pass: rounds with it off and on in turns, in the same run (A B A B ... A), each
 measured as this process's own CPU time over its passes; the median and spread of the
-per-round overheads.
+per-round overheads. With `--replicas`, the same objects under that many replicas sharing
+shard Leases, each one's CPU; with `--share-baseline` as well, one replica alone on the share
+the first of them held (the other Autoscalers deleted), for its CPU beside that replica's.
 
 The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
 process (so its CPU and RSS are this process's, minus the small driver). Everything is on
@@ -48,6 +50,7 @@ from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
 from autoscaler.kube import KubeClient, connect
 from autoscaler.options import ControllerOptions
+from autoscaler.sharding import shard_of
 from bench.stackprofile import (
     CpuMark,
     Profiler,
@@ -412,24 +415,49 @@ def renice(pids: dict[str, int], nice: int) -> None:
         print(f"{name} (pid {pid}): every thread reniced by +{nice}")
 
 
+def replica_argv(
+    args: argparse.Namespace, st: Stack, tmp: Path, name: str, *, shards: int, loop: str
+) -> list[str]:
+    """The command line of one controller_replica.py process named `name`."""
+    here = Path(__file__).resolve().parent
+    argv = [sys.executable, str(here / "controller_replica.py"), "--kubeconfig"]
+    argv += [str(st.kubeconfig), "--namespace", NS, "--shards", str(shards)]
+    argv += ["--identity", f"bench-{name}", "--out", str(tmp / f"{name}.json")]
+    argv += ["--sync-period", str(args.sync_period), "--workers", str(args.workers)]
+    argv += ["--event-loop", loop, "--gc-threshold", args.gc_threshold]
+    argv += ["--share-pod-metrics", str(args.share_pod_metrics)]
+    return argv
+
+
+def start_replica(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+
+
+async def held_shards(st: Stack, identity: str) -> frozenset[int]:
+    """The shards whose Leases `identity` holds now."""
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
+    items = (await st.kube.request("GET", path)).get("items") or []
+    return frozenset(
+        int(o["metadata"]["name"].rsplit("-shard-", 1)[1])
+        for o in items
+        if "-shard-" in o["metadata"]["name"]
+        and (o.get("spec") or {}).get("holderIdentity") == identity
+    )
+
+
 async def run_replicas(
     st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path
-) -> None:
+) -> tuple[frozenset[int], float, int]:
     """`--replicas` controller processes sharing `--shards` shard Leases: each replica's CPU
-    and RSS from /proc, the reconcile lag over all of them."""
-    here = Path(__file__).resolve().parent
+    and RSS from /proc, the reconcile lag over all of them. Returns the shards the first
+    replica held at the window's end, its CPU (cores) and its passes in the window."""
     procs = []
+    loops = args.replica_event_loops.split(",") if args.replica_event_loops else []
     for r in range(args.replicas):
-        argv = [sys.executable, str(here / "controller_replica.py"), "--kubeconfig"]
-        argv += [str(st.kubeconfig), "--namespace", NS, "--shards", str(args.shards)]
-        argv += ["--identity", f"bench-{r}", "--out", str(tmp / f"replica-{r}.json")]
-        argv += ["--sync-period", str(args.sync_period), "--workers", str(args.workers)]
-        loops = args.replica_event_loops.split(",") if args.replica_event_loops else []
-        argv += ["--event-loop", loops[r % len(loops)] if loops else args.event_loop]
-        argv += ["--gc-threshold", args.gc_threshold]
-        argv += ["--share-pod-metrics", str(args.share_pod_metrics)]
-        with (tmp / f"replica-{r}.log").open("wb") as log:
-            procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))  # noqa: ASYNC220 - starts at once
+        loop = loops[r % len(loops)] if loops else args.event_loop
+        argv = replica_argv(args, st, tmp, f"replica-{r}", shards=args.shards, loop=loop)
+        procs.append(start_replica(argv, tmp / f"replica-{r}.log"))
     try:
         mine = {**pids, **{f"replica-{r}": p.pid for r, p in enumerate(procs)}}
         await shards_settled(st, args.replicas, args.shards)
@@ -441,6 +469,7 @@ async def run_replicas(
         await asyncio.sleep(seconds)
         end = time.time()
         await window.close()
+        first_held = await held_shards(st, "bench-replica-0")
         rss = {r: proc_rss_mib(p.pid) for r, p in enumerate(procs)}
         records = []
         for r, proc in enumerate(procs):
@@ -467,6 +496,60 @@ async def run_replicas(
             f"  replica-{r} ({loop}): {len(rec)} passes, {own:.2f} ms CPU per own pass, "
             f"RSS {rss[r]:.0f} MiB"
         )
+    return first_held, used["replica-0"] / (end - start), len(records[0])
+
+
+async def run_alone_on_share(
+    st: Stack,
+    args: argparse.Namespace,
+    pids: dict[str, int],
+    tmp: Path,
+    held: frozenset[int],
+    pair: tuple[float, int],
+) -> None:
+    """`--share-baseline`: the Autoscalers of the shards the first replica held stay, the
+    others are deleted, and one replica runs alone on them (no shard Leases), measured over a
+    window as long as the pair's. Its CPU against that replica's in the pair says what sharding
+    itself adds (the watch carries every Autoscaler's events to every replica) and what is
+    the controller's own cost at that share of the load."""
+    names = [f"a{i}" for i in range(args.autoscalers)]
+    gone = [n for n in names if shard_of(f"{NS}/{n}", args.shards) not in held]
+    path = f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers"
+    await in_batches(st.kube.request("DELETE", f"{path}/{n}") for n in gone)
+    kept = len(names) - len(gone)
+    argv = replica_argv(args, st, tmp, "alone", shards=1, loop=args.event_loop)
+    proc = start_replica(argv, tmp / "alone.log")
+    try:
+        await asyncio.sleep(args.sync_period * 2.5)  # its first round (spread) is over
+        seconds = args.periods * args.sync_period
+        window = Window(st, {**pids, "alone": proc.pid}, seconds=seconds, profile=None)
+        await window.open()
+        start = time.time()
+        await asyncio.sleep(seconds)
+        end = time.time()
+        await window.close()
+        rss = proc_rss_mib(proc.pid)
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, 60)
+        passes = [p for p in load_passes(tmp / "alone.json") if start <= p[0] <= end]
+        await window.report(len(passes))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    cores = window.used()["alone"] / (end - start)
+    lags = [p[1] for p in passes]
+    print(f"one replica alone on replica-0's share (shards {sorted(held)}: {kept} Autoscalers)")
+    print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
+    print(
+        f"  alone: {len(passes)} passes, {cores:.3f} core, "
+        f"{1000 * cores * (end - start) / max(1, len(passes)):.2f} ms CPU per pass, "
+        f"RSS {rss:.0f} MiB"
+    )
+    print(
+        f"  replica-0 in the pair: {pair[1]} passes, {pair[0]:.3f} core "
+        f"({100 * (pair[0] / cores - 1):+.0f}% against alone)"
+    )
 
 
 def ms(values: list[float], q: float) -> str:
@@ -795,12 +878,20 @@ async def main() -> None:
     )
     p.add_argument("--shards", type=int, default=4, help="shard Leases, with --replicas > 1")
     p.add_argument(
+        "--share-baseline",
+        action="store_true",
+        help="with --replicas: then delete the Autoscalers outside the shards the first "
+        "replica held and run one replica alone on the rest, for its CPU beside that replica's",
+    )
+    p.add_argument(
         "--profile",
         type=Path,
         default=None,
         help="a directory: py-spy profiles of every process over the measured window, summarized",
     )
     args = p.parse_args()
+    if args.share_baseline and args.replicas < 2:
+        p.error("--share-baseline needs --replicas 2 or more")
     tmp = Path(tempfile.mkdtemp(prefix="bench-controller-"))
     (tmp / "prometheus").mkdir()
     prom = PrometheusServer(tmp / "prometheus")
@@ -899,7 +990,9 @@ async def main() -> None:
         if args.replicas > 1:  # the one replica stops; the same objects under sharded replicas
             stop.set()
             await asyncio.wait_for(task, 30)
-            await run_replicas(st, args, pids, tmp)
+            held, cores, passes = await run_replicas(st, args, pids, tmp)
+            if args.share_baseline:
+                await run_alone_on_share(st, args, pids, tmp, held, (cores, passes))
         stop.set()
         await asyncio.wait_for(task, 30)
         if args.log_rounds:
