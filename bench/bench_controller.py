@@ -11,7 +11,10 @@ CPU per pass: rounds with it off and on in turns, in the same run (A B A B ... A
 measured as this process's own CPU time over its passes; the median and spread of the
 per-round overheads. With `--replicas`, the same objects under that many replicas sharing
 shard Leases, each one's CPU; with `--share-baseline` as well, one replica alone on the share
-the first of them held (the other Autoscalers deleted), for its CPU beside that replica's.
+the first of them held (the other Autoscalers deleted), for its CPU beside that replica's, and
+before the pair one replica on every Autoscaler in a process of its own, as the pair's run.
+Every controller process gets a line per own pass: user and system CPU, and its loop thread's
+wake-ups, with CPU and run-queue wait per wake-up.
 
 The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
 process (so its CPU and RSS are this process's, minus the small driver). Everything is on
@@ -58,7 +61,9 @@ from bench.stackprofile import (
     cpu_lines,
     load_passes,
     proc_rss_mib,
+    proc_sched,
     request_counts,
+    sched_lines,
     this_process,
 )
 from common import eventloop, gctune
@@ -351,6 +356,7 @@ class Window:
     async def open(self) -> None:
         self._calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
         self._cpu = CpuMark.take(self._pids)
+        self._sched = {n: proc_sched(pid) for n, pid in self._pids.items()}
         self._wall = time.monotonic()
         if self._profiler is not None:
             self._profiler.start()
@@ -358,6 +364,7 @@ class Window:
     async def close(self) -> None:
         """The window's end: CPU and request counts now (the processes may stop after)."""
         self._end = CpuMark.take(self._pids), time.monotonic() - self._wall
+        self._end_sched = {n: proc_sched(pid) for n, pid in self._pids.items()}
         self._end_calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
         self._rss = {n: proc_rss_mib(pid) for n, pid in self._pids.items()}
 
@@ -365,10 +372,14 @@ class Window:
         """CPU seconds each process spent in the window."""
         return self._end[0].since(self._cpu)
 
-    async def report(self, passes: int) -> None:
+    async def report(self, passes: int, own: dict[str, int] | None = None) -> None:
+        """`own`: the passes each controller process made itself, for its per-pass lines."""
         cpu, wall = self._end
         print(f"CPU by process over {wall:.0f}s, {passes} passes:")
         print("\n".join(cpu_lines(cpu.since(self._cpu), wall=wall, passes=passes)))
+        if own:
+            print("controller processes, per own pass:")
+            print("\n".join(sched_lines(self._sched, self._end_sched, passes=own)))
         print("RSS (MiB): " + ", ".join(f"{n} {mib:.0f}" for n, mib in self._rss.items()))
         print("API requests the sandbox served (verb, resource):")
         print("\n".join(call_lines(self._calls, self._end_calls, passes=passes)))
@@ -477,7 +488,8 @@ async def run_replicas(
             await asyncio.to_thread(proc.wait, 60)
             doc = load_passes(tmp / f"replica-{r}.json")
             records.append([p for p in doc if start <= p[0] <= end])
-        await window.report(sum(len(r) for r in records))
+        counts = {f"replica-{r}": len(rec) for r, rec in enumerate(records)}
+        await window.report(sum(counts.values()), own=counts)
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -499,30 +511,18 @@ async def run_replicas(
     return first_held, used["replica-0"] / (end - start), len(records[0])
 
 
-async def run_alone_on_share(
-    st: Stack,
-    args: argparse.Namespace,
-    pids: dict[str, int],
-    tmp: Path,
-    held: frozenset[int],
-    pair: tuple[float, int],
-) -> None:
-    """`--share-baseline`: the Autoscalers of the shards the first replica held stay, the
-    others are deleted, and one replica runs alone on them (no shard Leases), measured over a
-    window as long as the pair's. Its CPU against that replica's in the pair says what sharding
-    itself adds (the watch carries every Autoscaler's events to every replica) and what is
-    the controller's own cost at that share of the load."""
-    names = [f"a{i}" for i in range(args.autoscalers)]
-    gone = [n for n in names if shard_of(f"{NS}/{n}", args.shards) not in held]
-    path = f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers"
-    await in_batches(st.kube.request("DELETE", f"{path}/{n}") for n in gone)
-    kept = len(names) - len(gone)
-    argv = replica_argv(args, st, tmp, "alone", shards=1, loop=args.event_loop)
-    proc = start_replica(argv, tmp / "alone.log")
+async def run_one_replica(
+    st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path, name: str
+) -> tuple[float, list[list[float]], float]:
+    """One controller_replica.py process without shard Leases, on whatever Autoscalers exist,
+    measured over `--periods` sync periods after its first round: its CPU (cores), its passes
+    in the window and its RSS (MiB). The same harness as the pair's replicas."""
+    argv = replica_argv(args, st, tmp, name, shards=1, loop=args.event_loop)
+    proc = start_replica(argv, tmp / f"{name}.log")
     try:
         await asyncio.sleep(args.sync_period * 2.5)  # its first round (spread) is over
         seconds = args.periods * args.sync_period
-        window = Window(st, {**pids, "alone": proc.pid}, seconds=seconds, profile=None)
+        window = Window(st, {**pids, name: proc.pid}, seconds=seconds, profile=None)
         await window.open()
         start = time.time()
         await asyncio.sleep(seconds)
@@ -531,24 +531,70 @@ async def run_alone_on_share(
         rss = proc_rss_mib(proc.pid)
         proc.terminate()
         await asyncio.to_thread(proc.wait, 60)
-        passes = [p for p in load_passes(tmp / "alone.json") if start <= p[0] <= end]
-        await window.report(len(passes))
+        passes = [p for p in load_passes(tmp / f"{name}.json") if start <= p[0] <= end]
+        await window.report(len(passes), own={name: len(passes)})
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    cores = window.used()["alone"] / (end - start)
+    return window.used()[name] / (end - start), passes, rss
+
+
+async def run_full_baseline(
+    st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path
+) -> float:
+    """`--share-baseline`, before the pair: one replica in a process of its own (as the pair's
+    replicas are) on every Autoscaler. Returns its CPU (cores)."""
+    cores, passes, rss = await run_one_replica(st, args, pids, tmp, "one")
+    lags = [p[1] for p in passes]
+    print(f"one replica in its own process, all {args.autoscalers} Autoscalers")
+    print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
+    print(
+        f"  one: {len(passes)} passes, {cores:.3f} core, "
+        f"{1000 * cores * args.periods * args.sync_period / max(1, len(passes)):.2f} ms CPU "
+        f"per pass, RSS {rss:.0f} MiB"
+    )
+    return cores
+
+
+async def run_alone_on_share(
+    st: Stack,
+    args: argparse.Namespace,
+    pids: dict[str, int],
+    tmp: Path,
+    held: frozenset[int],
+    pair: tuple[float, int],
+    one: float,
+) -> None:
+    """`--share-baseline`: the Autoscalers of the shards the first replica held stay, the
+    others are deleted, and one replica runs alone on them (no shard Leases), measured over a
+    window as long as the pair's. Its CPU against that replica's in the pair says what sharding
+    itself adds (the watch carries every Autoscaler's events to every replica) and what is
+    the controller's own cost at that share of the load; against `one` (one replica in its own
+    process on all of them), how the controller's cost scales with its load."""
+    names = [f"a{i}" for i in range(args.autoscalers)]
+    gone = [n for n in names if shard_of(f"{NS}/{n}", args.shards) not in held]
+    path = f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers"
+    await in_batches(st.kube.request("DELETE", f"{path}/{n}") for n in gone)
+    kept = len(names) - len(gone)
+    cores, passes, rss = await run_one_replica(st, args, pids, tmp, "alone")
+    seconds = args.periods * args.sync_period
     lags = [p[1] for p in passes]
     print(f"one replica alone on replica-0's share (shards {sorted(held)}: {kept} Autoscalers)")
     print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
     print(
         f"  alone: {len(passes)} passes, {cores:.3f} core, "
-        f"{1000 * cores * (end - start) / max(1, len(passes)):.2f} ms CPU per pass, "
+        f"{1000 * cores * seconds / max(1, len(passes)):.2f} ms CPU per pass, "
         f"RSS {rss:.0f} MiB"
     )
     print(
         f"  replica-0 in the pair: {pair[1]} passes, {pair[0]:.3f} core "
         f"({100 * (pair[0] / cores - 1):+.0f}% against alone)"
+    )
+    print(
+        f"  against one replica on all {args.autoscalers} (own process, {one:.3f} core): "
+        f"replica-0 of the pair {100 * pair[0] / one:.0f}%, alone on its share "
+        f"{100 * cores / one:.0f}% (share {100 * kept / args.autoscalers:.1f}% of the load)"
     )
 
 
@@ -880,8 +926,10 @@ async def main() -> None:
     p.add_argument(
         "--share-baseline",
         action="store_true",
-        help="with --replicas: then delete the Autoscalers outside the shards the first "
-        "replica held and run one replica alone on the rest, for its CPU beside that replica's",
+        help="with --replicas: first one replica in a process of its own on every Autoscaler "
+        "(as the pair's replicas run); after the pair, delete the Autoscalers outside the "
+        "shards the first replica held and run one replica alone on the rest, for its CPU "
+        "beside that replica's and the full-load replica's",
     )
     p.add_argument(
         "--profile",
@@ -973,7 +1021,7 @@ async def main() -> None:
         await asyncio.sleep(max(0.0, remaining))
         cpu2, wall2 = cpu_seconds(), time.monotonic()
         await window.close()
-        await window.report(len(lags) - mark)
+        await window.report(len(lags) - mark, own={"controller": len(lags) - mark})
         report(
             lags[mark:],
             durations[mark:],
@@ -990,9 +1038,10 @@ async def main() -> None:
         if args.replicas > 1:  # the one replica stops; the same objects under sharded replicas
             stop.set()
             await asyncio.wait_for(task, 30)
+            one = await run_full_baseline(st, args, pids, tmp) if args.share_baseline else 0.0
             held, cores, passes = await run_replicas(st, args, pids, tmp)
             if args.share_baseline:
-                await run_alone_on_share(st, args, pids, tmp, held, (cores, passes))
+                await run_alone_on_share(st, args, pids, tmp, held, (cores, passes), one)
         stop.set()
         await asyncio.wait_for(task, 30)
         if args.log_rounds:

@@ -2,6 +2,9 @@
 
 - CPU seconds per process from /proc/PID/stat (utime + stime, in clock ticks): the sandbox, the
   adapter, Prometheus and the controller, each its own line; divided by the passes the window saw.
+- For each controller process with passes of its own: user and system CPU per pass, and from
+  /proc/PID/schedstat how often its loop thread was scheduled in (its wake-ups) per pass, with
+  CPU time and run-queue wait per wake-up: what a pass costs in wake-ups as passes thin out.
 - API calls by verb and resource from the sandbox's own request counters (`/sandbox/stats`),
   per pass: GET /scale, metric reads through the aggregation layer, status writes, LISTs and
   WATCHes (a watch reconnect is one more `watch` call).
@@ -35,6 +38,49 @@ def proc_cpu(pid: int) -> float:
         return float("nan")
     fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14, 15 of stat)
+
+
+def proc_sched(pid: int) -> tuple[float, float, float, float, int] | None:
+    """(user s, system s) of the whole process from /proc/PID/stat, and (on-CPU s, run-queue
+    wait s, times scheduled in) of its main thread, the one running the event loop, from
+    /proc/PID/schedstat; None once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        run, wait, slices = Path(f"/proc/{pid}/schedstat").read_text().split()[:3]
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    return (
+        int(fields[11]) / TICK,
+        int(fields[12]) / TICK,
+        int(run) / 1e9,
+        int(wait) / 1e9,
+        int(slices),
+    )
+
+
+def sched_lines(
+    before: Mapping[str, tuple[float, float, float, float, int] | None],
+    after: Mapping[str, tuple[float, float, float, float, int] | None],
+    *,
+    passes: Mapping[str, int],
+) -> list[str]:
+    """Per process with its own passes: user and system CPU per pass, and its loop thread's
+    wake-ups (times scheduled in) per pass, CPU per wake-up and run-queue wait per wake-up."""
+    out = []
+    for name, n in passes.items():
+        b, a = before.get(name), after.get(name)
+        if a is None or b is None or n <= 0:
+            continue
+        user, system, run, wait = (a[i] - b[i] for i in range(4))
+        wakes = a[4] - b[4]
+        out.append(
+            f"  {name:<12} user {1000 * user / n:.3f} + system {1000 * system / n:.3f} ms per "
+            f"pass; loop thread: {wakes / n:.2f} wake-ups per pass, "
+            f"{1e6 * run / max(1, wakes):.0f} us on CPU and {1e6 * wait / max(1, wakes):.0f} us "
+            "run-queue wait per wake-up"
+        )
+    return out
 
 
 def this_process() -> int:
