@@ -60,6 +60,8 @@ from bench.stackprofile import (
     call_lines,
     cpu_lines,
     load_passes,
+    machine_line,
+    machine_ticks,
     proc_rss_mib,
     proc_sched,
     request_counts,
@@ -357,6 +359,7 @@ class Window:
         self._calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
         self._cpu = CpuMark.take(self._pids)
         self._sched = {n: proc_sched(pid) for n, pid in self._pids.items()}
+        self._machine = machine_ticks()
         self._wall = time.monotonic()
         if self._profiler is not None:
             self._profiler.start()
@@ -365,6 +368,7 @@ class Window:
         """The window's end: CPU and request counts now (the processes may stop after)."""
         self._end = CpuMark.take(self._pids), time.monotonic() - self._wall
         self._end_sched = {n: proc_sched(pid) for n, pid in self._pids.items()}
+        self._end_machine = machine_ticks()
         self._end_calls = request_counts(await self._st.kube.request("GET", "/sandbox/stats"))
         self._rss = {n: proc_rss_mib(pid) for n, pid in self._pids.items()}
 
@@ -377,6 +381,7 @@ class Window:
         cpu, wall = self._end
         print(f"CPU by process over {wall:.0f}s, {passes} passes:")
         print("\n".join(cpu_lines(cpu.since(self._cpu), wall=wall, passes=passes)))
+        print(machine_line(self._machine, self._end_machine, wall))
         if own:
             print("controller processes, per own pass:")
             print("\n".join(sched_lines(self._sched, self._end_sched, passes=own)))

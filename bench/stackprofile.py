@@ -59,6 +59,23 @@ def proc_sched(pid: int) -> tuple[float, float, float, float, int] | None:
     )
 
 
+def machine_ticks() -> tuple[int, int, int]:
+    """(busy, idle, steal) clock ticks of all CPUs so far, from /proc/stat's first line: busy is
+    user + nice + system + irq + softirq, idle includes iowait, steal is time the hypervisor
+    ran something else while a CPU of this VM wanted to run."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    return user + nice + system + irq + softirq, idle + iowait, steal
+
+
+def machine_line(before: tuple[int, int, int], after: tuple[int, int, int], wall: float) -> str:
+    busy, idle, steal = (a - b for a, b in zip(after, before, strict=True))
+    return (
+        f"  machine: {busy / TICK / wall:.2f} of {os.cpu_count()} CPUs busy, "
+        f"steal {steal / TICK / wall:.3f} CPUs ({100 * steal / max(1, busy + idle + steal):.1f}%)"
+    )
+
+
 def sched_lines(
     before: Mapping[str, tuple[float, float, float, float, int] | None],
     after: Mapping[str, tuple[float, float, float, float, int] | None],
