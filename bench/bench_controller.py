@@ -517,11 +517,11 @@ async def run_replicas(
 
 
 async def run_one_replica(
-    st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path, name: str
-) -> tuple[float, list[list[float]], float]:
+    st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path, name: str, title: str
+) -> float:
     """One controller_replica.py process without shard Leases, on whatever Autoscalers exist,
-    measured over `--periods` sync periods after its first round: its CPU (cores), its passes
-    in the window and its RSS (MiB). The same harness as the pair's replicas."""
+    measured over `--periods` sync periods after its first round, with the same harness as the
+    pair's replicas; prints `title`, its lag, CPU and RSS. Returns its CPU (cores)."""
     argv = replica_argv(args, st, tmp, name, shards=1, loop=args.event_loop)
     proc = start_replica(argv, tmp / f"{name}.log")
     try:
@@ -542,24 +542,15 @@ async def run_one_replica(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return window.used()[name] / (end - start), passes, rss
-
-
-async def run_full_baseline(
-    st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path
-) -> float:
-    """`--share-baseline`, before the pair: one replica in a process of its own (as the pair's
-    replicas are) on every Autoscaler. Returns its CPU (cores)."""
-    cores, passes, rss = await run_one_replica(st, args, pids, tmp, "one")
+    used = window.used()[name]
     lags = [p[1] for p in passes]
-    print(f"one replica in its own process, all {args.autoscalers} Autoscalers")
+    print(title)
     print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
     print(
-        f"  one: {len(passes)} passes, {cores:.3f} core, "
-        f"{1000 * cores * args.periods * args.sync_period / max(1, len(passes)):.2f} ms CPU "
-        f"per pass, RSS {rss:.0f} MiB"
+        f"  {name}: {len(passes)} passes, {used / (end - start):.3f} core, "
+        f"{1000 * used / max(1, len(passes)):.2f} ms CPU per pass, RSS {rss:.0f} MiB"
     )
-    return cores
+    return used / (end - start)
 
 
 async def run_alone_on_share(
@@ -582,16 +573,8 @@ async def run_alone_on_share(
     path = f"/apis/promscaler.dev/v1alpha1/namespaces/{NS}/autoscalers"
     await in_batches(st.kube.request("DELETE", f"{path}/{n}") for n in gone)
     kept = len(names) - len(gone)
-    cores, passes, rss = await run_one_replica(st, args, pids, tmp, "alone")
-    seconds = args.periods * args.sync_period
-    lags = [p[1] for p in passes]
-    print(f"one replica alone on replica-0's share (shards {sorted(held)}: {kept} Autoscalers)")
-    print(f"  reconcile lag   p50 {ms(lags, 0.5)}   p99 {ms(lags, 0.99)}   max {ms(lags, 1.0)}")
-    print(
-        f"  alone: {len(passes)} passes, {cores:.3f} core, "
-        f"{1000 * cores * seconds / max(1, len(passes)):.2f} ms CPU per pass, "
-        f"RSS {rss:.0f} MiB"
-    )
+    title = f"one replica alone on replica-0's share (shards {sorted(held)}: {kept} Autoscalers)"
+    cores = await run_one_replica(st, args, pids, tmp, "alone", title)
     print(
         f"  replica-0 in the pair: {pair[1]} passes, {pair[0]:.3f} core "
         f"({100 * (pair[0] / cores - 1):+.0f}% against alone)"
@@ -1043,7 +1026,10 @@ async def main() -> None:
         if args.replicas > 1:  # the one replica stops; the same objects under sharded replicas
             stop.set()
             await asyncio.wait_for(task, 30)
-            one = await run_full_baseline(st, args, pids, tmp) if args.share_baseline else 0.0
+            one = 0.0
+            if args.share_baseline:  # first one replica on everything, as the pair's run
+                title = f"one replica in its own process, all {args.autoscalers} Autoscalers"
+                one = await run_one_replica(st, args, pids, tmp, "one", title)
             held, cores, passes = await run_replicas(st, args, pids, tmp)
             if args.share_baseline:
                 await run_alone_on_share(st, args, pids, tmp, held, (cores, passes), one)

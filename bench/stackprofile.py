@@ -30,14 +30,19 @@ TICK = os.sysconf("SC_CLK_TCK")  # clock ticks per second (/proc counts CPU time
 TOP = 8  # frames shown per process and kind: enough to name the top consumers
 
 
+def _user_system(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of process `pid` (/proc/PID/stat); OSError once it is gone."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
+    return int(fields[11]) / TICK, int(fields[12]) / TICK  # utime, stime (fields 14, 15)
+
+
 def proc_cpu(pid: int) -> float:
     """CPU seconds (user + system) process `pid` has used; NaN once it is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        return sum(_user_system(pid))
     except OSError:
         return float("nan")
-    fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14, 15 of stat)
 
 
 def proc_sched(pid: int) -> tuple[float, float, float, float, int] | None:
@@ -45,18 +50,11 @@ def proc_sched(pid: int) -> tuple[float, float, float, float, int] | None:
     wait s, times scheduled in) of its main thread, the one running the event loop, from
     /proc/PID/schedstat; None once it is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        user, system = _user_system(pid)
         run, wait, slices = Path(f"/proc/{pid}/schedstat").read_text().split()[:3]
     except OSError:
         return None
-    fields = text[text.rindex(")") + 2 :].split()
-    return (
-        int(fields[11]) / TICK,
-        int(fields[12]) / TICK,
-        int(run) / 1e9,
-        int(wait) / 1e9,
-        int(slices),
-    )
+    return user, system, int(run) / 1e9, int(wait) / 1e9, int(slices)
 
 
 def machine_ticks() -> tuple[int, int, int]:
