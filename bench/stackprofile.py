@@ -45,16 +45,26 @@ def proc_cpu(pid: int) -> float:
         return float("nan")
 
 
-def proc_sched(pid: int) -> tuple[float, float, float, float, int] | None:
-    """(user s, system s) of the whole process from /proc/PID/stat, and (on-CPU s, run-queue
-    wait s, times scheduled in) of its main thread, the one running the event loop, from
-    /proc/PID/schedstat; None once it is gone."""
+Sched = tuple[float, float, float, float, int, int, int]
+
+
+def proc_sched(pid: int) -> Sched | None:
+    """(user s, system s) of the whole process from /proc/PID/stat; (on-CPU s, run-queue wait
+    s, times scheduled in) of its main thread, the one running the event loop, from
+    /proc/PID/schedstat; and that thread's voluntary and involuntary context switches (it
+    went to sleep, or was preempted) from /proc/PID/status. None once it is gone."""
     try:
         user, system = _user_system(pid)
         run, wait, slices = Path(f"/proc/{pid}/schedstat").read_text().split()[:3]
+        status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
-    return user, system, int(run) / 1e9, int(wait) / 1e9, int(slices)
+    switches = dict(
+        line.split(":\t", 1) for line in status.splitlines() if "ctxt_switches" in line
+    )
+    voluntary = int(switches.get("voluntary_ctxt_switches", "0"))
+    preempted = int(switches.get("nonvoluntary_ctxt_switches", "0"))
+    return user, system, int(run) / 1e9, int(wait) / 1e9, int(slices), voluntary, preempted
 
 
 def machine_ticks() -> tuple[int, int, int]:
@@ -75,23 +85,25 @@ def machine_line(before: tuple[int, int, int], after: tuple[int, int, int], wall
 
 
 def sched_lines(
-    before: Mapping[str, tuple[float, float, float, float, int] | None],
-    after: Mapping[str, tuple[float, float, float, float, int] | None],
+    before: Mapping[str, Sched | None],
+    after: Mapping[str, Sched | None],
     *,
     passes: Mapping[str, int],
 ) -> list[str]:
     """Per process with its own passes: user and system CPU per pass, and its loop thread's
-    wake-ups (times scheduled in) per pass, CPU per wake-up and run-queue wait per wake-up."""
+    wake-ups (times scheduled in) per pass, of them how many followed a sleep (the loop woke for
+    I/O or a timer) and how many a preemption, CPU per wake-up and run-queue wait per wake-up."""
     out = []
     for name, n in passes.items():
         b, a = before.get(name), after.get(name)
         if a is None or b is None or n <= 0:
             continue
         user, system, run, wait = (a[i] - b[i] for i in range(4))
-        wakes = a[4] - b[4]
+        wakes, slept, preempted = a[4] - b[4], a[5] - b[5], a[6] - b[6]
         out.append(
             f"  {name:<12} user {1000 * user / n:.3f} + system {1000 * system / n:.3f} ms per "
-            f"pass; loop thread: {wakes / n:.2f} wake-ups per pass, "
+            f"pass; loop thread: {wakes / n:.2f} wake-ups per pass ({slept / n:.2f} after a "
+            f"sleep, {preempted / n:.2f} after a preemption), "
             f"{1e6 * run / max(1, wakes):.0f} us on CPU and {1e6 * wait / max(1, wakes):.0f} us "
             "run-queue wait per wake-up"
         )
