@@ -12,9 +12,10 @@ measured as this process's own CPU time over its passes; the median and spread o
 per-round overheads. With `--replicas`, the same objects under that many replicas sharing
 shard Leases, each one's CPU; with `--share-baseline` as well, one replica alone on the share
 the first of them held (the other Autoscalers deleted), for its CPU beside that replica's, and
-before the pair one replica on every Autoscaler in a process of its own, as the pair's run.
-Every controller process gets a line per own pass: user and system CPU, and its loop thread's
-wake-ups, with CPU and run-queue wait per wake-up.
+before the pair one replica on every Autoscaler in a process of its own, as the pair's run,
+then the same at twice the sync period (the pair's pass rate and cache, without a second
+replica). Every controller process gets a line per own pass: user and system CPU, and its loop
+thread's wake-ups (after a sleep or a preemption), with CPU and run-queue wait per wake-up.
 
 The sandbox, Prometheus and the adapter run as their own processes; the controller runs in this
 process (so its CPU and RSS are this process's, minus the small driver). Everything is on
@@ -432,14 +433,22 @@ def renice(pids: dict[str, int], nice: int) -> None:
 
 
 def replica_argv(
-    args: argparse.Namespace, st: Stack, tmp: Path, name: str, *, shards: int, loop: str
+    args: argparse.Namespace,
+    st: Stack,
+    tmp: Path,
+    name: str,
+    *,
+    shards: int,
+    loop: str,
+    sync_period: float | None = None,
 ) -> list[str]:
-    """The command line of one controller_replica.py process named `name`."""
+    """The command line of one controller_replica.py process named `name` (`sync_period`:
+    instead of `--sync-period`)."""
     here = Path(__file__).resolve().parent
     argv = [sys.executable, str(here / "controller_replica.py"), "--kubeconfig"]
     argv += [str(st.kubeconfig), "--namespace", NS, "--shards", str(shards)]
     argv += ["--identity", f"bench-{name}", "--out", str(tmp / f"{name}.json")]
-    argv += ["--sync-period", str(args.sync_period), "--workers", str(args.workers)]
+    argv += ["--sync-period", str(sync_period or args.sync_period), "--workers", str(args.workers)]
     argv += ["--event-loop", loop, "--gc-threshold", args.gc_threshold]
     argv += ["--share-pod-metrics", str(args.share_pod_metrics)]
     argv += ["--watch-coalesce", str(args.watch_coalesce)]
@@ -518,15 +527,24 @@ async def run_replicas(
 
 
 async def run_one_replica(
-    st: Stack, args: argparse.Namespace, pids: dict[str, int], tmp: Path, name: str, title: str
+    st: Stack,
+    args: argparse.Namespace,
+    pids: dict[str, int],
+    tmp: Path,
+    name: str,
+    title: str,
+    *,
+    sync_period: float | None = None,
 ) -> float:
     """One controller_replica.py process without shard Leases, on whatever Autoscalers exist,
-    measured over `--periods` sync periods after its first round, with the same harness as the
-    pair's replicas; prints `title`, its lag, CPU and RSS. Returns its CPU (cores)."""
-    argv = replica_argv(args, st, tmp, name, shards=1, loop=args.event_loop)
+    measured over `--periods` sync periods (of `--sync-period`) after its first round, with the
+    same harness as the pair's replicas; prints `title`, its lag, CPU and RSS. Returns its CPU
+    (cores). `sync_period`: the replica's own, instead of `--sync-period`."""
+    period = sync_period or args.sync_period
+    argv = replica_argv(args, st, tmp, name, shards=1, loop=args.event_loop, sync_period=period)
     proc = start_replica(argv, tmp / f"{name}.log")
     try:
-        await asyncio.sleep(args.sync_period * 2.5)  # its first round (spread) is over
+        await asyncio.sleep(period * 2.5)  # its first round (spread) is over
         seconds = args.periods * args.sync_period
         window = Window(st, {**pids, name: proc.pid}, seconds=seconds, profile=None)
         await window.open()
@@ -926,7 +944,8 @@ async def main() -> None:
         help="with --replicas: first one replica in a process of its own on every Autoscaler "
         "(as the pair's replicas run); after the pair, delete the Autoscalers outside the "
         "shards the first replica held and run one replica alone on the rest, for its CPU "
-        "beside that replica's and the full-load replica's",
+        "beside that replica's and the full-load replica's; and before the pair, one replica "
+        "on every Autoscaler at twice the sync period",
     )
     p.add_argument(
         "--profile",
@@ -1040,6 +1059,14 @@ async def main() -> None:
             if args.share_baseline:  # first one replica on everything, as the pair's run
                 title = f"one replica in its own process, all {args.autoscalers} Autoscalers"
                 one = await run_one_replica(st, args, pids, tmp, "one", title)
+                # the pair's pass rate and cache, without the other replica: what half the
+                # passes cost by themselves, apart from what sharding adds
+                slow = 2 * args.sync_period
+                title = f"one replica on all {args.autoscalers}, sync period {slow:.0f}s"
+                half = await run_one_replica(
+                    st, args, pids, tmp, "one-slow", title, sync_period=slow
+                )
+                print(f"  against one replica at {args.sync_period:.0f}s: {100 * half / one:.0f}%")
             held, cores, passes = await run_replicas(st, args, pids, tmp)
             if args.share_baseline:
                 await run_alone_on_share(st, args, pids, tmp, held, (cores, passes), one)

@@ -59,9 +59,7 @@ def proc_sched(pid: int) -> Sched | None:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
-    switches = dict(
-        line.split(":\t", 1) for line in status.splitlines() if "ctxt_switches" in line
-    )
+    switches = dict(line.split(":\t", 1) for line in status.splitlines() if "ctxt_switches" in line)
     voluntary = int(switches.get("voluntary_ctxt_switches", "0"))
     preempted = int(switches.get("nonvoluntary_ctxt_switches", "0"))
     return user, system, int(run) / 1e9, int(wait) / 1e9, int(slices), voluntary, preempted
