@@ -23,7 +23,6 @@ from autoscaler.kube.informer import Informer
 from autoscaler.kube.lease import LeaderElector, LeaseConfig
 from autoscaler.kube.shardlease import ShardElector
 from autoscaler.kube.targets import TargetWatcher
-from autoscaler.queue import SLACK
 from autoscaler.reconcile import ControllerOptions, Reconciler
 from autoscaler.selfmetrics import SelfMetrics, serving_context, start_health_server
 
@@ -50,8 +49,6 @@ class Settings:
     request_timeout: float = 10.0  # seconds per API request
     decision_log: DecisionLogSettings | None = None  # None: no decision log
     share_pod_metrics: float = 0.0  # > 0: Pods metrics read namespace-wide, shared per window
-    # seconds: a trickling watch is read on this grid, the work queue's own (kube/client.py)
-    watch_coalesce: float = SLACK
 
 
 class Informers:
@@ -93,7 +90,6 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     kube = await connect(settings.kubeconfig, request_timeout=settings.request_timeout)
     identity = settings.lease.identity or _identity()
     kube.set_user_agent(f"promscaler-autoscaler ({identity})")  # one replica in audit logs
-    kube.watch_coalesce = settings.watch_coalesce
     cluster = KubeCluster(kube, share_pod_metrics=settings.share_pod_metrics)
     metrics = SelfMetrics()
     if cluster.shared_reads is not None:

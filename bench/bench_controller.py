@@ -451,7 +451,6 @@ def replica_argv(
     argv += ["--sync-period", str(sync_period or args.sync_period), "--workers", str(args.workers)]
     argv += ["--event-loop", loop, "--gc-threshold", args.gc_threshold]
     argv += ["--share-pod-metrics", str(args.share_pod_metrics)]
-    argv += ["--watch-coalesce", str(args.watch_coalesce)]
     return argv
 
 
@@ -842,14 +841,6 @@ async def main() -> None:
         help="the controller's --share-pod-metrics (every replica; 0: off, as upstream)",
     )
     p.add_argument(
-        "--watch-coalesce",
-        type=float,
-        default=Settings().watch_coalesce,
-        metavar="SECONDS",
-        help="the grid on which every controller reads a trickling watch (0: each read as it "
-        "comes, as before 2026-12-04)",
-    )
-    p.add_argument(
         "--stack-nice",
         type=int,
         default=0,
@@ -1001,7 +992,6 @@ async def main() -> None:
             options=ControllerOptions(history_refresh=args.history_refresh),
             metrics_port=0,
             share_pod_metrics=args.share_pod_metrics,
-            watch_coalesce=args.watch_coalesce,
         )
         original_pass = Controller._pass
 

@@ -39,7 +39,6 @@ async def main() -> None:
     p.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
     p.add_argument("--gc-threshold", type=gctune.argument, default=gctune.DEFAULT)
     p.add_argument("--share-pod-metrics", type=float, default=0.0)
-    p.add_argument("--watch-coalesce", type=float, default=Settings().watch_coalesce)
     args = p.parse_args()
     passes: list[tuple[float, float, float]] = []  # (wall start, lag, duration) in seconds
     original = Controller._pass
@@ -67,7 +66,6 @@ async def main() -> None:
         ),
         metrics_port=0,
         share_pod_metrics=args.share_pod_metrics,
-        watch_coalesce=args.watch_coalesce,
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

@@ -10,14 +10,6 @@ body handling was about 8% of the controller's CPU at 10,000 Autoscalers (docs/s
 When no proxy is configured, requests that are not watches go over `common.http1` instead, a
 lean keep-alive client with the same TLS settings (see `_direct_origin`); watches stream
 through the library's session.
-
-A watch that trickles (a few events a second, each in a read of its own) would wake the event
-loop once per event. With `watch_coalesce` set, after each small read the stream's socket is
-not read until the next multiple of that many seconds on the monotonic clock, so the events that
-arrive meanwhile are read together, and on the same grid as the work queue's timer (its slots,
-autoscaler/queue.py): one wake-up instead of one per event. A read of `COALESCE_BELOW` bytes
-or more is a burst (a relist's worth of changes) and is read on at once, so the server never
-finds this watcher slow.
 """
 
 from __future__ import annotations
@@ -25,12 +17,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import math
 import os
 import ssl
-import time
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -46,7 +36,6 @@ __all__ = ["Conflict", "Gone", "KubeClient", "KubeError", "KubeUnavailable", "No
 
 JSON = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
-COALESCE_BELOW = 64 * 1024  # bytes: a watch read this big is a burst, read on at once
 
 
 class KubeError(Exception):
@@ -91,44 +80,6 @@ def error_from(status: int, body: bytes) -> KubeError:
     return _BY_STATUS.get(status, KubeError)(status, reason or f"HTTP{status}", message)
 
 
-async def _hold_reading(resp: aiohttp.ClientResponse, period: float) -> None:
-    """Leave the response's socket unread until the next multiple of `period` seconds on the
-    monotonic clock (module docstring); nothing is held once the body has ended."""
-    connection = resp.connection
-    transport = connection.transport if connection is not None else None
-    if transport is None or transport.is_closing() or resp.content.is_eof():
-        return
-    now = time.monotonic()
-    wait = math.ceil(now / period) * period - now
-    if wait <= 0:
-        return
-    resume = _stop_socket_reads(transport)
-    if resume is None:
-        return
-    try:
-        await asyncio.sleep(wait)
-    finally:
-        if not transport.is_closing():
-            resume()
-
-
-def _stop_socket_reads(transport: asyncio.Transport) -> Callable[[], None] | None:
-    """Stop reading the socket under `transport`; returns what starts it again (None: it was
-    not being read). Over TLS, `pause_reading` only stops handing decrypted bytes up, and the
-    TLS layer goes on reading the socket (one wake-up per arriving record, the very thing held
-    off here), so it is told to stop reading below a buffer of 0 bytes instead, and given its
-    limits back afterwards: the flow control asyncio's and uvloop's TLS transports both have."""
-    limits = getattr(transport, "set_read_buffer_limits", None)
-    if limits is not None:
-        low, high = transport.get_read_buffer_limits()  # type: ignore[attr-defined]
-        limits(high=0)
-        return functools.partial(limits, high=high, low=low)
-    if not transport.is_reading():
-        return None  # aiohttp's own flow control holds it: that pause stays its own
-    transport.pause_reading()
-    return transport.resume_reading
-
-
 def _unavailable(what: str, e: BaseException) -> KubeUnavailable:
     return KubeUnavailable(0, "Unavailable", f"{what}: {e or type(e).__name__}")
 
@@ -143,7 +94,6 @@ class KubeClient:
         self._api = api
         self.timeout = timeout
         self._origin = _direct_origin(api)  # None: every request through the library's session
-        self.watch_coalesce = 0.0  # seconds: the grid small watch reads wait for (0: none)
 
     async def close(self) -> None:
         if self._origin is not None:
@@ -199,8 +149,6 @@ class KubeClient:
                 for line in lines:
                     if line.strip():
                         yield orjson.loads(line)
-                if self.watch_coalesce > 0 and len(chunk) < COALESCE_BELOW:
-                    await _hold_reading(resp, self.watch_coalesce)
         except (aiohttp.ClientError, TimeoutError) as e:
             raise _unavailable(f"watch {path}", e) from e
         finally:
