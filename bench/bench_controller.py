@@ -443,7 +443,9 @@ def replica_argv(
     sync_period: float | None = None,
 ) -> list[str]:
     """The command line of one controller_replica.py process named `name` (`sync_period`:
-    instead of `--sync-period`)."""
+    instead of `--sync-period`, and the history refresh scaled with it, so that a pass writes
+    its status as often)."""
+    scale = (sync_period or args.sync_period) / args.sync_period
     here = Path(__file__).resolve().parent
     argv = [sys.executable, str(here / "controller_replica.py"), "--kubeconfig"]
     argv += [str(st.kubeconfig), "--namespace", NS, "--shards", str(shards)]
@@ -451,6 +453,7 @@ def replica_argv(
     argv += ["--sync-period", str(sync_period or args.sync_period), "--workers", str(args.workers)]
     argv += ["--event-loop", loop, "--gc-threshold", args.gc_threshold]
     argv += ["--share-pod-metrics", str(args.share_pod_metrics)]
+    argv += ["--history-refresh", str(args.history_refresh * scale)]
     return argv
 
 
@@ -831,7 +834,7 @@ async def main() -> None:
         type=float,
         default=ControllerOptions().history_refresh,
         metavar="SECONDS",
-        help="the controller's --history-refresh (one-replica run)",
+        help="the controller's --history-refresh (every replica)",
     )
     p.add_argument(
         "--share-pod-metrics",
@@ -1049,10 +1052,14 @@ async def main() -> None:
             if args.share_baseline:  # first one replica on everything, as the pair's run
                 title = f"one replica in its own process, all {args.autoscalers} Autoscalers"
                 one = await run_one_replica(st, args, pids, tmp, "one", title)
-                # the pair's pass rate and cache, without the other replica: what half the
-                # passes cost by themselves, apart from what sharding adds
+                # the pair's pass rate, cache and status writes per pass (the history refresh
+                # doubled too), without the other replica: what half the passes cost by
+                # themselves, apart from what sharding adds
                 slow = 2 * args.sync_period
-                title = f"one replica on all {args.autoscalers}, sync period {slow:.0f}s"
+                title = (
+                    f"one replica on all {args.autoscalers}, sync period {slow:.0f}s, "
+                    f"history refresh {2 * args.history_refresh:.0f}s"
+                )
                 half = await run_one_replica(
                     st, args, pids, tmp, "one-slow", title, sync_period=slow
                 )

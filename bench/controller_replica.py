@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autoscaler.app import Settings, serve
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.kube.lease import LeaseConfig
+from autoscaler.options import ControllerOptions
 from common import eventloop, gctune
 
 
@@ -39,6 +40,7 @@ async def main() -> None:
     p.add_argument("--event-loop", choices=eventloop.EVENT_LOOPS, default="auto")
     p.add_argument("--gc-threshold", type=gctune.argument, default=gctune.DEFAULT)
     p.add_argument("--share-pod-metrics", type=float, default=0.0)
+    p.add_argument("--history-refresh", type=float, default=ControllerOptions().history_refresh)
     args = p.parse_args()
     passes: list[tuple[float, float, float]] = []  # (wall start, lag, duration) in seconds
     original = Controller._pass
@@ -55,6 +57,7 @@ async def main() -> None:
         kubeconfig=args.kubeconfig,
         namespaces=(args.namespace,),
         controller=ControllerConfig(sync_period=args.sync_period, workers=args.workers),
+        options=ControllerOptions(history_refresh=args.history_refresh),
         shards=args.shards,
         # the chart's defaults would do; shorter ones make the bench's start-up quicker
         lease=LeaseConfig(
