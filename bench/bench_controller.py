@@ -834,7 +834,7 @@ async def main() -> None:
         type=float,
         default=ControllerOptions().history_refresh,
         metavar="SECONDS",
-        help="the controller's --history-refresh (every replica)",
+        help="the controller's --history-refresh (every controller, in this process or a replica)",
     )
     p.add_argument(
         "--share-pod-metrics",
