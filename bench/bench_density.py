@@ -67,6 +67,10 @@ class Share:
     def per_pass_us(self) -> float:
         return self.cpu / self.passes * 1e6 if self.passes else float("nan")
 
+    @property
+    def wakes_per_pass(self) -> float:
+        return self.wakes / self.passes if self.passes else float("nan")
+
 
 async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
@@ -181,7 +185,7 @@ def describe(name: str, shares: list[Share], rate: float) -> str:
         behind = "" if achieved >= 0.97 * rate else f", behind: {achieved:.0f}/s"
         parts.append(
             f"{s.core:.3f} core, {s.per_pass_us:.0f} us/pass, "
-            f"{s.wakes / s.passes if s.passes else float('nan'):.2f} wake-ups/pass{behind}"
+            f"{s.wakes_per_pass:.2f} wake-ups/pass{behind}"
         )
     return f"  {name:<6} " + " | ".join(parts)
 
