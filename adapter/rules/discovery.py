@@ -92,8 +92,8 @@ class _RuleIndexer:
             found = [self.labels.resource_for_label(label) for label in labels]
             infos = [info for info in found if info is not None]
             has_namespace = any(info.group_resource == NAMESPACES for info in infos)
-            # a namespaced resource is served per namespace: without a namespace label the
-            # series cannot be queried that way (the peer lists it as cluster-scoped instead)
+            # a namespaced resource is queried with a namespace matcher, which a series without
+            # the namespace label never matches (the peer lists it anyway, as namespaced)
             cached = tuple(info for info in infos if has_namespace or not info.namespaced)
             self.by_keys[labels] = cached
         return cached

@@ -166,6 +166,20 @@ ROUTES = [
         id="namespace-metric",
     ),
     pytest.param(
+        # the same object by the cluster-scoped path shape (custom-metrics-apiserver: 400)
+        RouteCase(
+            "/namespaces/default/http_requests",
+            "name",
+            "namespaces",
+            None,
+            "default",
+            ("default",),
+            "Namespace",
+            "v1",
+        ),
+        id="namespace-metric-as-cluster-scoped-path",
+    ),
+    pytest.param(
         RouteCase("/nodes/*/cpu_temp", "selector", "nodes", None, None, ("node-a",), "Node", "v1"),
         id="cluster-scoped-wildcard",
     ),
