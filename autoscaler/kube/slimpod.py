@@ -32,18 +32,31 @@ _METADATA = (
     "labels",
 )
 _CONTAINER = ("name", "restartPolicy")
+_COST = "controller.kubernetes.io/pod-deletion-cost"  # core.deletioncost.ANNOTATION
 
 
 def slim_pod(obj: JSON) -> JSON:
     """The parts of a core/v1 Pod the controller reads; the rest of `obj` is left out."""
     out: JSON = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
     if "metadata" in obj:
-        out["metadata"] = _pick(obj["metadata"], _METADATA)
+        out["metadata"] = meta = _pick(obj["metadata"], _METADATA)
+        kept = _annotations(obj["metadata"])
+        if kept:
+            meta["annotations"] = kept
     if "spec" in obj:
         out["spec"] = _spec(obj["spec"])
     if "status" in obj:
         out["status"] = _status(obj["status"])
     return out
+
+
+def _annotations(meta: Any) -> JSON:
+    """Of the annotations, only the pod-deletion-cost: a scale-down with podDeletionCost writes
+    it only where it changes (autoscaler/deletioncost.py)."""
+    annotations = meta.get("annotations") if type(meta) is dict else None
+    if type(annotations) is not dict or _COST not in annotations:
+        return {}
+    return {_COST: annotations[_COST]}
 
 
 def _pick(value: Any, keys: tuple[str, ...]) -> Any:
