@@ -15,7 +15,7 @@ from common.selectors import (
     validate_label_key,
     validate_label_value,
 )
-from sandbox import kinds, schema
+from sandbox import kinds, replicaset_ranking, schema
 from sandbox.resources import ResourceType
 
 Cause = tuple[str, str, str]
@@ -243,6 +243,7 @@ def validate(
         causes += schema.validate(rt.schema, obj, old=schema.ABSENT if old is None else old)
     elif rt.key == ("", "pods"):
         causes += _containers(obj.get("spec"), "spec")
+        causes += replicaset_ranking.annotation_causes(obj, old)
     elif rt.key in WORKLOADS:
         causes += _workload(obj)
     elif rt.key in kinds.KEYS:
