@@ -62,23 +62,22 @@ def deletion_cost(annotations: Mapping[str, Any] | None) -> tuple[int, str | Non
     return number, None
 
 
-def annotation_causes(obj: Obj, old: Obj | None) -> list[tuple[str, str, str]]:
-    """ValidatePodSpecificAnnotations' check of the cost, for a pod create or update; an update
-    of a pod whose stored value was already invalid is let through (upstream's ratcheting)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+def annotation_causes(
+    annotations: Any, old: Any, *, path: str = "metadata.annotations"
+) -> list[tuple[str, str, str]]:
+    """ValidatePodSpecificAnnotations' check of the cost, on a pod (`metadata.annotations`) or
+    a workload's pod template (`spec.template.annotations`); `old` is the stored object's
+    annotations on an update (None on a create). An update of an object whose stored value was
+    already invalid is let through (upstream's AllowInvalidPodDeletionCost ratcheting)."""
+    annotations = annotations if isinstance(annotations, dict) else {}
     _, error = deletion_cost(annotations)
     if error is None:
         return []
-    if old is not None and deletion_cost((old.get("metadata") or {}).get("annotations"))[1]:
+    if old is not None and deletion_cost(old if isinstance(old, dict) else {})[1]:
         return []
-    field = f"metadata.annotations[{ANNOTATION}]"
-    return [
-        (
-            "FieldValueInvalid",
-            field,
-            f'Invalid value: "{annotations[ANNOTATION]}": must be a 32bit integer',
-        )
-    ]
+    shown = annotations[ANNOTATION]
+    why = f'Invalid value: "{shown}": must be a 32bit integer'
+    return [("FieldValueInvalid", f"{path}[{ANNOTATION}]", why)]
 
 
 def related_pods(rs: Obj, replicasets: Sequence[Obj], pods: Sequence[Obj]) -> list[Obj]:

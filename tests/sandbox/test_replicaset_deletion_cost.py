@@ -4,6 +4,7 @@ with upstream's 422, as kube-apiserver does."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -68,3 +69,39 @@ async def test_an_invalid_cost_is_refused_with_a_422(kube_client):
         f'Pod "p" is invalid: metadata.annotations[{ANNOTATION}]: '
         'Invalid value: "+5": must be a 32bit integer'
     )
+
+
+async def test_an_invalid_cost_in_a_pod_template_is_refused(kube_client):
+    apps = client.AppsV1Api(kube_client)
+    body = workload("Deployment", "tpl", 1)
+    body["spec"]["template"]["metadata"]["annotations"] = {ANNOTATION: "008"}
+    with pytest.raises(ApiException) as e:
+        await apps.create_namespaced_deployment("default", body)
+    assert e.value.status == 422
+    assert json.loads(e.value.body)["message"] == (
+        f'Deployment.apps "tpl" is invalid: spec.template.annotations[{ANNOTATION}]: '
+        'Invalid value: "008": must be a 32bit integer'
+    )
+
+
+async def test_a_pod_already_carrying_an_invalid_cost_may_still_be_updated(sandbox, kube_client):
+    """Ratcheting: a value stored before the check (here put straight into the store) does not
+    block unrelated updates, as upstream lets an invalid stored cost through."""
+    core = client.CoreV1Api(kube_client)
+    body = {
+        "metadata": {"name": "old"},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+    }
+    await core.create_namespaced_pod("default", body)
+    stored = copy.deepcopy(sandbox.store.get(("", "pods"), "default", "old"))
+    stored["metadata"]["annotations"] = {ANNOTATION: "bad"}
+    sandbox.store.put(("", "pods"), stored)
+    patch = {"metadata": {"labels": {"a": "b"}}}
+    patched = await core.patch_namespaced_pod("old", "default", patch)
+    assert patched.metadata.labels == {"a": "b"}
+    assert patched.metadata.annotations == {ANNOTATION: "bad"}
+    with pytest.raises(ApiException) as e:  # a new pod with it is still refused
+        await core.create_namespaced_pod(
+            "default", {**body, "metadata": {"name": "new", "annotations": {ANNOTATION: "bad"}}}
+        )
+    assert e.value.status == 422

@@ -182,8 +182,8 @@ def test_an_invalid_cost_counts_as_zero_in_the_ranking() -> None:
     ],
 )
 def test_the_api_server_checks_the_annotation(old: str | None, new: str, refused: bool) -> None:
-    stored = None if old is None else {"metadata": {"annotations": {ANNOTATION: old}}}
-    causes = annotation_causes({"metadata": {"annotations": {ANNOTATION: new}}}, stored)
+    stored = None if old is None else {ANNOTATION: old}
+    causes = annotation_causes({ANNOTATION: new}, stored)
     if refused:
         assert causes == [
             (
