@@ -36,7 +36,8 @@ _PATCHES_AT_ONCE = 8  # pod patches in flight per pass; a large target must not 
 class CostPass:
     """What one ranking did, for the event, the log and the counters."""
 
-    outcome: str  # Written, Unchanged, MetricFailed, PodsUnavailable, PatchFailed, Unsupported
+    # Written, Unchanged, MetricFailed, PodsUnavailable, PatchFailed, Timeout, Unsupported
+    outcome: str
     pods: int = 0  # pods of the target that were ranked
     written: int = 0  # annotations written
     failed: int = 0  # annotation writes that failed
@@ -51,10 +52,29 @@ def supported(ref: Mapping[str, Any]) -> bool:
 
 
 async def rank_pods(
-    cluster: Cluster, namespace: str, scale: Scale, block: Mapping[str, Any]
+    cluster: Cluster,
+    namespace: str,
+    scale: Scale,
+    block: Mapping[str, Any],
+    *,
+    budget: float,
 ) -> CostPass:
     """Read the metric named by `block` (the result's `podDeletionCost`) for the pods of
-    `scale`'s selector and write the changed costs. Never raises: failures are the outcome."""
+    `scale`'s selector and write the changed costs, within `budget` seconds. Never raises:
+    failures, and running out of time, are the outcome."""
+    try:
+        async with asyncio.timeout(budget):
+            return await _rank(cluster, namespace, scale, block)
+    except TimeoutError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():  # the pass was cancelled, not our budget
+            raise asyncio.CancelledError from None
+        return CostPass("Timeout", message=f"the ranking took over {budget:g}s")
+
+
+async def _rank(
+    cluster: Cluster, namespace: str, scale: Scale, block: Mapping[str, Any]
+) -> CostPass:
     metric = {
         "type": "Pods",
         # the target is never read: only the values are; it keeps the entry well-formed
@@ -157,10 +177,13 @@ def describe(ranked: CostPass, block: Mapping[str, Any], current: int, desired: 
         )
     if ranked.outcome == "Unsupported":
         return "Warning", "PodDeletionCostUnsupported", f"{ranked.message}; {step}"
-    msg = (
-        f"set pod-deletion-cost on {ranked.written} of {ranked.pods} pods, "
-        f"{ranked.failed} failed: {ranked.message}"
-        if ranked.outcome == "PatchFailed"
-        else f"unable to list the pods: {ranked.message}"
-    )
+    if ranked.outcome == "PatchFailed":
+        msg = (
+            f"set pod-deletion-cost on {ranked.written} of {ranked.pods} pods, "
+            f"{ranked.failed} failed: {ranked.message}"
+        )
+    elif ranked.outcome == "Timeout":
+        msg = f"pod-deletion-cost not fully written: {ranked.message}"
+    else:
+        msg = f"unable to list the pods: {ranked.message}"
     return "Warning", "FailedUpdatePodDeletionCost", f"{msg}; {step} anyway"

@@ -216,7 +216,8 @@ class Reconciler:
             ranked = CostPass("Unsupported", message=deletioncost.unsupported_message(ref))
         else:
             ns = str(obj.get("metadata", {}).get("namespace", ""))
-            ranked = await deletioncost.rank_pods(self._cluster, ns, scale, block)
+            budget = self._options.deletion_cost_budget
+            ranked = await deletioncost.rank_pods(self._cluster, ns, scale, block, budget=budget)
         type_, reason, message = deletioncost.describe(ranked, block, scale.replicas, desired)
         if reason:
             await self._event(obj, type_, reason, message)

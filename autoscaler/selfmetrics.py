@@ -109,7 +109,7 @@ class SelfMetrics:
         self.deletion_cost = Counter(
             "promscaler_autoscaler_pod_deletion_cost_rankings_total",
             "Scale-downs preceded by a podDeletionCost ranking, by outcome (Written, Unchanged, "
-            "MetricFailed, PodsUnavailable, PatchFailed, Unsupported).",
+            "MetricFailed, PodsUnavailable, PatchFailed, Timeout, Unsupported).",
             ["outcome"],
             registry=r,
         )

@@ -4,6 +4,7 @@ every failure of the ranking (metric, pods, patches, a StatefulSet) still scales
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ class OrderedCluster(FakeCluster):
         super().__init__()
         self.log: list[str] = []
         self.cost_reads = 0
+        self.cost_delay = 0.0  # seconds the ranking metric takes to answer
 
     async def annotate_pod(self, namespace: str, name: str, key: str, value: str) -> None:
         await super().annotate_pod(namespace, name, key, value)
@@ -41,6 +43,7 @@ class OrderedCluster(FakeCluster):
     ) -> dict[str, Any]:
         if metric.get("type") == "Pods":
             self.cost_reads += 1
+            await asyncio.sleep(self.cost_delay)
         return await super().fetch_metric(namespace, metric, pod_selector=pod_selector)
 
 
@@ -77,8 +80,8 @@ def setup(
     return cluster, obj
 
 
-def reconciler(cluster: FakeCluster) -> Reconciler:
-    return Reconciler(cluster, options=ControllerOptions(), decide=decide_document)
+def reconciler(cluster: FakeCluster, **options: Any) -> Reconciler:
+    return Reconciler(cluster, options=ControllerOptions(**options), decide=decide_document)
 
 
 async def test_costs_are_written_busiest_highest_before_the_scale_down() -> None:
@@ -231,3 +234,20 @@ async def test_the_controller_counts_rankings_and_writes() -> None:
 class _Store:
     def __init__(self, objects: dict[str, Any]) -> None:
         self.objects = objects
+
+
+async def test_a_hung_cost_metric_runs_out_of_its_budget_and_the_scale_down_goes_ahead() -> None:
+    cluster, obj = setup(queue="30")
+    cluster.cost_delay = 30.0  # an adapter that never answers
+
+    outcome = await asyncio.wait_for(
+        reconciler(cluster, deletion_cost_budget=0.2).reconcile(obj, now=NOW), timeout=5
+    )
+
+    assert cluster.log == ["scale 3"]
+    assert outcome.deletion_cost is not None
+    assert outcome.deletion_cost.outcome == "Timeout"
+    (event,) = [e for e in cluster.events if e[2] == "FailedUpdatePodDeletionCost"]
+    assert event[3] == (
+        "pod-deletion-cost not fully written: the ranking took over 0.2s; scaling 5 -> 3 anyway"
+    )
