@@ -5,8 +5,9 @@ A pod in a real cluster carries environment, volumes, probes and container statu
 and dozens of dicts, held for every pod of every namespace with a Pods or Resource metric, and
 walked by Python's cycle collector. A decision reads only the name, labels and deletion mark,
 the containers' (and the pod's) resource requests, the phase, the start time and the Ready
-condition (`autoscaler.core.inputs.parse_pod`), so that is what stays; the decision log
-records the same slim pods.
+condition (`autoscaler.core.inputs.parse_pod`), so that is what stays, with one annotation,
+`controller.kubernetes.io/pod-deletion-cost` (a scale-down with podDeletionCost writes only the
+costs that changed); the decision log records the same slim pods.
 
 Anything not shaped as a pod should be (a container that is not an object, `spec.containers`
 that is not a list, ...) is kept as it came, so a malformed pod fails to parse with the same
