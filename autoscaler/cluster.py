@@ -77,6 +77,10 @@ class Cluster(Protocol):
         """One `metrics[i]` entry: {"podMetrics": [...]}, {"items": [...]} or {"error": "..."}."""
         ...
 
+    async def annotate_pod(self, namespace: str, name: str, key: str, value: str) -> None:
+        """Set one annotation on a pod (a merge patch of metadata.annotations only)."""
+        ...
+
     async def patch_status(self, namespace: str, name: str, status: JSON) -> JSON:
         """Merge-patch the Autoscaler's status subresource; returns the updated object."""
         ...

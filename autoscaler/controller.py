@@ -352,6 +352,11 @@ class Controller:
                 self.holder.release(key)
             else:
                 self.holder.hold(key, *outcome.held)
+        ranked = outcome.deletion_cost
+        if ranked is not None:
+            self.metrics.deletion_cost.labels(ranked.outcome).inc()
+            self.metrics.deletion_cost_writes.labels("success").inc(ranked.written)
+            self.metrics.deletion_cost_writes.labels("failure").inc(ranked.failed)
         if outcome.rescaled:
             self.metrics.scale_writes.labels("success").inc()
         if outcome.reason == "FailedUpdateScale":

@@ -25,6 +25,9 @@ class ControllerOptions:
     # changed; every pass refreshes them, and writing each pass would cost one status write
     # per autoscaler per sync period
     history_refresh: float = 60.0
+    # seconds the pod-deletion-cost ranking before a scale-down may take (metric read and pod
+    # patches); past it the scale-down goes ahead, so a slow ranking never holds one back
+    deletion_cost_budget: float = 5.0
 
     def document(self) -> JSON:
         return {

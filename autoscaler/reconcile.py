@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from autoscaler import deletioncost
 from autoscaler.cluster import Cluster, ClusterError, Scale, failure
 from autoscaler.conflicts import Claim, describe, target_key
+from autoscaler.deletioncost import CostPass
 from autoscaler.options import ControllerOptions, with_default_metrics
 from autoscaler.selfmetrics import Snapshot
 from autoscaler.statusview import set_condition, snapshot
@@ -57,6 +59,7 @@ class Outcome:
     metric_failures: tuple[str, ...] = ()  # the reason of each metric that failed this pass
     snapshot: Snapshot | None = None  # the per-Autoscaler gauges after the pass
     held: tuple[str, int] | None = None  # (scale path, N) while paused-replicas holds it
+    deletion_cost: CostPass | None = None  # what podDeletionCost did before a scale-down
 
 
 class Reconciler:
@@ -169,7 +172,10 @@ class Reconciler:
             for event in result.get("events") or []:  # the controls' transitions
                 await self._event(obj, event["type"], event["reason"], event["message"])
         replicas, rescaled = scale.replicas, False
+        ranked: CostPass | None = None
         if result.get("rescale") and write:
+            if result.get("podDeletionCost") is not None:  # the core says: a scale-down
+                ranked = await self._rank(obj, scale, result["podDeletionCost"], desired)
             try:
                 await self._cluster.update_scale(scale, desired)
             except ClusterError as e:
@@ -184,6 +190,7 @@ class Reconciler:
                     error=str(e),
                     metric_failures=_failures(metrics),
                     snapshot=snapshot(with_default_metrics(obj.get("spec") or {}), status),
+                    deletion_cost=ranked,
                 )
             replicas, rescaled = desired, True
             msg = f"New size: {desired}; reason: {reason}"
@@ -199,7 +206,30 @@ class Reconciler:
             metric_failures=_failures(metrics),
             snapshot=snapshot(with_default_metrics(obj.get("spec") or {}), status),
             held=_held(scale, status),
+            deletion_cost=ranked,
         )
+
+    async def _rank(self, obj: JSON, scale: Scale, block: JSON, desired: int) -> CostPass:
+        """podDeletionCost before a scale-down: rank the pods, then say what was written."""
+        ref = (obj.get("spec") or {}).get("scaleTargetRef") or {}
+        if not deletioncost.supported(ref):
+            ranked = CostPass("Unsupported", message=deletioncost.unsupported_message(ref))
+        else:
+            ns = str(obj.get("metadata", {}).get("namespace", ""))
+            budget = self._options.deletion_cost_budget
+            ranked = await deletioncost.rank_pods(self._cluster, ns, scale, block, budget=budget)
+        type_, reason, message = deletioncost.describe(ranked, block, scale.replicas, desired)
+        if reason:
+            await self._event(obj, type_, reason, message)
+        extra = {"autoscaler": _key(obj), "outcome": ranked.outcome, "written": ranked.written}
+        log.log(
+            logging.WARNING if type_ == WARNING else logging.INFO,
+            "pod-deletion-cost %s: %s",
+            _key(obj),
+            message,
+            extra=extra,
+        )
+        return ranked
 
     async def _metric_events(self, obj: JSON, metrics: list[JSON], result: JSON) -> None:
         """FailedGet<Type>Metric per unreadable metric; FailedComputeMetricsReplicas when the

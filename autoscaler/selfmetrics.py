@@ -106,6 +106,19 @@ class SelfMetrics:
             ["reason"],
             registry=r,
         )
+        self.deletion_cost = Counter(
+            "promscaler_autoscaler_pod_deletion_cost_rankings_total",
+            "Scale-downs preceded by a podDeletionCost ranking, by outcome (Written, Unchanged, "
+            "MetricFailed, PodsUnavailable, PatchFailed, Timeout, Unsupported).",
+            ["outcome"],
+            registry=r,
+        )
+        self.deletion_cost_writes = Counter(
+            "promscaler_autoscaler_pod_deletion_cost_writes_total",
+            "pod-deletion-cost annotations written on pods, by result (success, failure).",
+            ["result"],
+            registry=r,
+        )
         self.autoscalers = Gauge(
             "promscaler_autoscaler_autoscalers", "Autoscalers watched.", registry=r
         )

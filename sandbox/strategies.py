@@ -15,7 +15,7 @@ from common.selectors import (
     validate_label_key,
     validate_label_value,
 )
-from sandbox import kinds, schema
+from sandbox import kinds, replicaset_ranking, schema
 from sandbox.resources import ResourceType
 
 Cause = tuple[str, str, str]
@@ -243,8 +243,16 @@ def validate(
         causes += schema.validate(rt.schema, obj, old=schema.ABSENT if old is None else old)
     elif rt.key == ("", "pods"):
         causes += _containers(obj.get("spec"), "spec")
+        causes += replicaset_ranking.annotation_causes(
+            _annotations(obj), None if old is None else _annotations(old)
+        )
     elif rt.key in WORKLOADS:
         causes += _workload(obj)
+        causes += replicaset_ranking.annotation_causes(
+            _annotations(obj, template=True),
+            None if old is None else _annotations(old, template=True),
+            path="spec.template.annotations",
+        )
     elif rt.key in kinds.KEYS:
         causes += kinds.validate(rt.key, obj)
     elif rt.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
@@ -261,6 +269,17 @@ def validate(
                     ("FieldValueTypeInvalid", field, "Invalid value: values must be strings")
                 )
     return causes
+
+
+def _annotations(obj: dict[str, Any], *, template: bool = False) -> Any:
+    """An object's annotations, or its pod template's (None when absent)."""
+    if template:
+        spec = obj.get("spec")
+        obj = (spec.get("template") if isinstance(spec, dict) else None) or {}
+        if not isinstance(obj, dict):
+            return None
+    meta = obj.get("metadata")
+    return meta.get("annotations") if isinstance(meta, dict) else None
 
 
 def _qos(spec: dict[str, Any]) -> str:

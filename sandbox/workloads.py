@@ -17,6 +17,7 @@ from typing import Any
 
 from common.kubetime import format_time
 from sandbox import deployments, errors, kubelet, nodes
+from sandbox import replicaset_ranking as ranking
 from sandbox.operations import Api, random_suffix
 from sandbox.resources import Registry, ResourceType
 from sandbox.store import Change, Obj
@@ -226,10 +227,14 @@ class Workloads:
                 pods, key=lambda p: int(p["metadata"]["name"].rsplit("-", 1)[-1]), reverse=True
             )[:n]
         else:
-            # not-ready first, then the newest (upstream ActivePodsWithRanks, simplified)
-            victims = sorted(pods, key=lambda p: (is_ready(p), _neg_ts(p), p["metadata"]["name"]))[
-                :n
-            ]
+            # the ReplicaSet controller's choice, pod-deletion-cost included (replicaset_ranking)
+            ns = pods[0]["metadata"].get("namespace", "") if pods else ""
+            rs = self.api.store.get(rt.key, ns, _owner_name(pods))
+            related = ranking.related_pods(
+                rs or {}, self.api.store.list(rt.key, ns), self.api.store.list(PODS, ns)
+            )
+            now = int(self.api.clock().timestamp() * 1e9)
+            victims = ranking.pods_to_delete(pods, related, n, now=now)
         names = {v["metadata"]["name"] for v in victims}
         for v in victims:
             with contextlib.suppress(errors.ApiError):
@@ -365,9 +370,9 @@ class Workloads:
             )
 
 
-def _neg_ts(pod: Obj) -> tuple[int, ...]:
-    # newest first: invert the digits of the RFC 3339 timestamp so that sorting ascends
-    return tuple(-ord(ch) for ch in pod["metadata"].get("creationTimestamp", ""))
+def _owner_name(pods: list[Obj]) -> str:
+    ref = controller_ref(pods[0]) if pods else None
+    return str((ref or {}).get("name", ""))
 
 
 def _ns_name(obj: Obj) -> tuple[str, str]:

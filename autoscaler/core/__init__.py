@@ -98,4 +98,9 @@ def decide_document(doc: Any) -> dict[str, Any]:
         controls=step.controls,
         state=step.control_status,
     )
-    return render_decision(decision)
+    out = render_decision(decision)
+    cost = step.spec.pod_deletion_cost
+    down = decision.rescale and decision.desired_replicas < step.scale.spec_replicas
+    if cost is not None and down:  # rank the pods before this scale-down (the controller's I/O)
+        out["podDeletionCost"] = cost.as_json()
+    return out

@@ -20,6 +20,7 @@ from autoscaler.core.controls_model import (
     Controls,
     ControlStatus,
 )
+from autoscaler.core.deletioncost import parse_pod_deletion_cost
 from autoscaler.core.fields import (
     DocumentError,
     _remember,
@@ -219,7 +220,11 @@ def parse_spec(obj: Mapping[str, Any], path: str) -> Spec:
             ),
         )
     return Spec(
-        max_replicas=max_replicas, metrics=metrics, min_replicas=min_replicas, behavior=behavior
+        max_replicas=max_replicas,
+        metrics=metrics,
+        min_replicas=min_replicas,
+        behavior=behavior,
+        pod_deletion_cost=parse_pod_deletion_cost(behavior_obj, f"{path}.behavior"),
     )
 
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoscaler.core.controls_model import ControlEvent, ControlStatus
+
+if TYPE_CHECKING:  # deletioncost reads fields, which reads this module
+    from autoscaler.core.deletioncost import PodDeletionCost
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -147,6 +150,8 @@ class Spec:
     metrics: tuple[MetricSpec, ...]
     min_replicas: int | None = None  # None: the API default 1
     behavior: Behavior | None = None
+    # the extra behavior.scaleDown.podDeletionCost (core/deletioncost.py); None: absent
+    pod_deletion_cost: PodDeletionCost | None = None
 
 
 @dataclass(frozen=True, slots=True)

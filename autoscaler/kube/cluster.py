@@ -231,6 +231,14 @@ class KubeCluster:
             return _nonempty("items", doc.get("items"), _EMPTY["custom"])
         return {"items": [doc]}  # a single MetricValue
 
+    async def annotate_pod(self, namespace: str, name: str, key: str, value: str) -> None:
+        path = f"/api/v1/namespaces/{_seg(namespace)}/pods/{_seg(name)}"
+        body = {"metadata": {"annotations": {key: value}}}  # touches this one key, nothing else
+        try:
+            await self._kube.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+        except KubeError as e:
+            raise ClusterError(e.reason or "Error", f"annotate pod {name}: {e}") from e
+
     async def patch_status(self, namespace: str, name: str, status: JSON) -> JSON:
         path = f"{AUTOSCALERS}/namespaces/{_seg(namespace)}/autoscalers/{_seg(name)}/status"
         try:

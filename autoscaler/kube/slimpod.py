@@ -5,8 +5,9 @@ A pod in a real cluster carries environment, volumes, probes and container statu
 and dozens of dicts, held for every pod of every namespace with a Pods or Resource metric, and
 walked by Python's cycle collector. A decision reads only the name, labels and deletion mark,
 the containers' (and the pod's) resource requests, the phase, the start time and the Ready
-condition (`autoscaler.core.inputs.parse_pod`), so that is what stays; the decision log
-records the same slim pods.
+condition (`autoscaler.core.inputs.parse_pod`), so that is what stays, with one annotation,
+`controller.kubernetes.io/pod-deletion-cost` (a scale-down with podDeletionCost writes only the
+costs that changed); the decision log records the same slim pods.
 
 Anything not shaped as a pod should be (a container that is not an object, `spec.containers`
 that is not a list, ...) is kept as it came, so a malformed pod fails to parse with the same
@@ -32,18 +33,31 @@ _METADATA = (
     "labels",
 )
 _CONTAINER = ("name", "restartPolicy")
+_COST = "controller.kubernetes.io/pod-deletion-cost"  # core.deletioncost.ANNOTATION
 
 
 def slim_pod(obj: JSON) -> JSON:
     """The parts of a core/v1 Pod the controller reads; the rest of `obj` is left out."""
     out: JSON = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
     if "metadata" in obj:
-        out["metadata"] = _pick(obj["metadata"], _METADATA)
+        out["metadata"] = meta = _pick(obj["metadata"], _METADATA)
+        kept = _annotations(obj["metadata"])
+        if kept:
+            meta["annotations"] = kept
     if "spec" in obj:
         out["spec"] = _spec(obj["spec"])
     if "status" in obj:
         out["status"] = _status(obj["status"])
     return out
+
+
+def _annotations(meta: Any) -> JSON:
+    """Of the annotations, only the pod-deletion-cost: a scale-down with podDeletionCost writes
+    it only where it changes (autoscaler/deletioncost.py)."""
+    annotations = meta.get("annotations") if type(meta) is dict else None
+    if type(annotations) is not dict or _COST not in annotations:
+        return {}
+    return {_COST: annotations[_COST]}
 
 
 def _pick(value: Any, keys: tuple[str, ...]) -> Any:

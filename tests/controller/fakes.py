@@ -25,6 +25,8 @@ class FakeCluster:
         self.status_patches: list[tuple[str, dict[str, Any]]] = []
         self.events: list[tuple[str, str, str, str]] = []  # (object, type, reason, message)
         self.delay: dict[str, float] = {}  # seconds get_scale takes, per target name
+        self.pod_annotations: list[tuple[str, str, str]] = []  # (pod, key, value) written
+        self.annotate_errors: dict[str, ClusterError] = {}  # pod name -> its patch fails
 
     def add_target(self, name: str, replicas: int, *, selector: str = "app=web") -> None:
         raw = {
@@ -60,6 +62,15 @@ class FakeCluster:
         source = metric.get(kind[:1].lower() + kind[1:]) or {}
         name = str((source.get("metric") or {}).get("name") or source.get("name"))
         return copy.deepcopy(self.metrics.get(name, {"error": f"no metric {name}"}))
+
+    async def annotate_pod(self, namespace: str, name: str, key: str, value: str) -> None:
+        if name in self.annotate_errors:
+            raise self.annotate_errors[name]
+        self.pod_annotations.append((name, key, value))
+        for pod in self.pods:
+            meta = pod.setdefault("metadata", {})
+            if meta.get("name") == name:
+                meta.setdefault("annotations", {})[key] = value
 
     async def patch_status(
         self, namespace: str, name: str, status: dict[str, Any]

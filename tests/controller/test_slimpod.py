@@ -268,3 +268,10 @@ def deployment_pod() -> dict[str, Any]:
             ],
         },
     }
+
+
+def test_of_the_annotations_only_the_deletion_cost_is_kept() -> None:
+    cost = "controller.kubernetes.io/pod-deletion-cost"
+    pod = {"metadata": {"name": "a", "annotations": {cost: "3", "big": "x" * 4096}}}
+    assert slim_pod(pod)["metadata"] == {"name": "a", "annotations": {cost: "3"}}
+    assert "annotations" not in slim_pod({"metadata": {"annotations": {"big": "x"}}})["metadata"]
