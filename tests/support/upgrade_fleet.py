@@ -3,7 +3,9 @@
 Three groups, each caught mid-way through the state an upgrade must carry: `hold-*` inside a
 scale-down stabilization window (status.history), `zero-*` inside a scale-to-zero cooldown
 (status.lastActiveTime), `fail-*` in fallback on a metric that never answers
-(status.metricHealth's counters). Every target is a pod-less `Worker` with `/scale`.
+(status.metricHealth's counters); `wave-*` follow a queue that rises and falls every few
+seconds, so /scale writes keep coming while leadership moves. Every target is a pod-less
+`Worker` with `/scale`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from soak.checks import Check
 WINDOW = 60  # seconds of scale-down stabilization and of scale-to-zero cooldown
 HIGH, LOW = 40.0, 10.0  # queue lengths: 8 and 2 replicas at 5 per replica
 FALLBACK_REPLICAS = 5
-GROUPS = {"hold": 10, "zero": 8, "fail": 6}  # 24 Autoscalers
+GROUPS = {"hold": 10, "zero": 8, "fail": 6, "wave": 6}  # 30 Autoscalers
+WAVE_PERIOD = 4.0  # seconds between a wave-* queue's rises and falls
 
 
 @dataclass(frozen=True)
@@ -29,14 +32,14 @@ class Member:
     group: str
 
     @property
-    def start(self) -> int:
-        """Replicas once settled before the roll."""
-        return {"hold": 8, "zero": 2, "fail": FALLBACK_REPLICAS}[self.group]
+    def start(self) -> int | None:
+        """Replicas once settled before the roll (None: keeps moving)."""
+        return {"hold": 8, "zero": 2, "fail": FALLBACK_REPLICAS}.get(self.group)
 
     @property
-    def end(self) -> int:
+    def end(self) -> int | None:
         """Replicas once the window or cooldown after the drop has passed."""
-        return {"hold": 2, "zero": 0, "fail": FALLBACK_REPLICAS}[self.group]
+        return {"hold": 2, "zero": 0, "fail": FALLBACK_REPLICAS}.get(self.group)
 
 
 def members() -> list[Member]:
@@ -73,7 +76,7 @@ def autoscaler(m: Member) -> dict[str, Any]:
                 "policies": [{"type": "Pods", "value": 10, "periodSeconds": 1}],
             },
             "scaleDown": {
-                # zero-*: only the cooldown holds them; hold-*: the window does
+                # zero-*: only the cooldown holds them; hold-*: the window does; wave-*: nothing
                 "stabilizationWindowSeconds": WINDOW if m.group == "hold" else 0,
                 "policies": [{"type": "Percent", "value": 100, "periodSeconds": 1}],
             },
@@ -91,14 +94,19 @@ def autoscaler(m: Member) -> dict[str, Any]:
     }
 
 
-def queue_values(dropped: bool) -> dict[str, float]:
-    """The queue length each hold-* and zero-* Autoscaler reads, before and after the drop."""
+def queue_values(dropped: bool, *, t: float) -> dict[str, float]:
+    """The queue length each Autoscaler reads `t` seconds into the run, before or after the
+    drop (fail-* read none)."""
     out = {}
-    for m in members():
+    for i, m in enumerate(members()):
         if m.group == "hold":
             out[m.name] = LOW if dropped else HIGH
         elif m.group == "zero":
             out[m.name] = 0.0 if dropped else LOW
+        elif m.group == "wave":
+            # each its own phase, so the writes spread over the period
+            up = int(t / WAVE_PERIOD + i / GROUPS["wave"]) % 2 == 0
+            out[m.name] = HIGH if up else LOW
     return out
 
 
@@ -162,19 +170,46 @@ def history_carried(
 
 
 def cooldown_carried(passes: dict[str, list[dict[str, Any]]], *, after: float) -> Check:
-    """zero-*: once the queue is empty, every later pass saw the same status.lastActiveTime."""
+    """zero-*: after the queue empties, every pass saw a status.lastActiveTime, never an earlier
+    one than a pass before it saw (a lost or reset cooldown shows as absent or going back)."""
     check = Check("cooldown (lastActiveTime) carried across (zero-*)")
     for name, entries in passes.items():
         if not name.startswith("zero-"):
             continue
-        seen = {
-            str(_status(e).get("lastActiveTime"))
-            for e in entries
-            if parse_time(e["document"]["now"]).timestamp() >= after
-        }
+        latest = 0.0
+        for e in entries:
+            if parse_time(e["document"]["now"]).timestamp() < after:
+                continue
+            check.looked_at += 1
+            seen = _status(e).get("lastActiveTime")
+            at = parse_time(seen).timestamp() if seen else None
+            if at is None or at < latest:
+                check.breach(
+                    f"{name} at {e['document']['now']}: lastActiveTime {seen} after {latest}"
+                )
+            latest = max(latest, at or 0.0)
+    return check
+
+
+def zero_after_cooldown(
+    passes: dict[str, list[dict[str, Any]]], writes: Iterable[dict[str, Any]], *, cooldown: float
+) -> Check:
+    """zero-*: the write to 0 came a whole cooldown after the last lastActiveTime any pass saw
+    (status times have second precision)."""
+    check = Check("zero-*: to 0 no earlier than the cooldown allows")
+    last_write: dict[str, float] = {}
+    for w in writes:
+        last_write[str(w["name"])] = max(last_write.get(str(w["name"]), 0.0), float(w["time"]))
+    for name, entries in passes.items():
+        if not name.startswith("zero-"):
+            continue
         check.looked_at += 1
-        if len(seen) != 1 or "None" in seen:
-            check.breach(f"{name}: lastActiveTime after the drop took {sorted(seen)}")
+        active = max(
+            (parse_time(t).timestamp() for e in entries if (t := _status(e).get("lastActiveTime"))),
+            default=0.0,
+        )
+        if last_write.get(name, 0.0) < active + cooldown - 1.0:
+            check.breach(f"{name}: to 0 at {last_write.get(name)}, last active {active}")
     return check
 
 
@@ -215,6 +250,31 @@ def not_before(
             check.breach(f"{m.name}: {replicas.get(m.name)} replicas, want {m.end}")
         elif last.get(m.name, 0.0) < at:
             check.breach(f"{m.name}: last write {at - last.get(m.name, 0.0):.1f}s too early")
+    return check
+
+
+def _slot(name: str) -> str:
+    """The controller replica ("0" or "1") of a user (`...:autoscaler-0`) or a leader-election
+    identity (`autoscaler-0`, `autoscaler-0-3` for a later incarnation)."""
+    return name.rsplit(":", 1)[-1].split("-")[1]
+
+
+def writers_hold_the_lease(
+    writes: Iterable[dict[str, Any]], terms: Iterable[tuple[str, str]]
+) -> Check:
+    """Every /scale write came from the replica that held the Lease at that instant: terms are
+    (holderIdentity, acquireTime) as polled, each lasting until the next one's acquireTime."""
+    check = Check("never two writers in a lease term (write audit vs the Lease's terms)")
+    starts = sorted({(parse_time(at).timestamp(), holder) for holder, at in terms})
+    for w in sorted(writes, key=lambda w: float(w["time"])):
+        check.looked_at += 1
+        t = float(w["time"])
+        held = [holder for start, holder in starts if start <= t]
+        if not held:
+            check.breach(f"{w['name']} at {t:.2f}: written before any term")
+        elif _slot(held[-1]) != _slot(str(w["user"])):
+            check.breach(f"{w['name']} at {t:.2f} by {w['user']} in {held[-1]}'s term")
+    check.note = f"{len(starts)} terms"
     return check
 
 
