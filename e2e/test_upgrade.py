@@ -1,6 +1,7 @@
 """A rolling upgrade from the previous release to this tree, then a rolling downgrade back,
-with two adapters, two leader-elected controllers and 24 Autoscalers caught inside a
-stabilization window, a scale-to-zero cooldown and a fallback (tests/support/upgrade_fleet.py).
+with two adapters, two leader-elected controllers and 30 Autoscalers caught inside a
+stabilization window, a scale-to-zero cooldown, a fallback, or a queue that keeps moving
+(tests/support/upgrade_fleet.py).
 
 The previous release runs from its own tree and venv (tests/support/previous_release.py); the
 sandbox stands in for Kubernetes and is not upgraded. Processes are replaced one at a time as a
