@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # time (sync periods, lease terms, the soak), so a second worker fills that time; 0 = one process
 TEST_WORKERS ?= 2
 
-.PHONY: help install system-deps helm lint typecheck test unit e2e bench demo soak clean
+.PHONY: help install system-deps helm lint typecheck test unit e2e bench demo soak release clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ demo: install ## the whole bundle on the local sandbox with a real Prometheus; e
 
 soak: install ## the bundle under seeded random faults for $$SOAK_MINUTES (60) minutes; out/soak/soak.png
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m soak $(SOAK_ARGS)
+
+release: $(VENV)/.installed $(HELM) ## check the tree, then build VERSION=X.Y.Z's artefacts into dist/ (uploads nothing; docs/install.md, "Releasing")
+	@PYTHON=$(PY) HELM=$(HELM) bash scripts/release.sh "$(VERSION)"
 
 clean: ## remove caches (keeps .venv and .tools)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache build *.egg-info

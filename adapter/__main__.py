@@ -32,7 +32,7 @@ from adapter.server import logs
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS
 from common import gctune
-from common.runtimemetrics import register_runtime
+from common.runtimemetrics import register_build_info, register_runtime
 
 log = logging.getLogger("adapter")
 
@@ -46,6 +46,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
 
     registry = CollectorRegistry()
     register_runtime(registry, prefix="promscaler_adapter")
+    register_build_info(registry, prefix="promscaler_adapter")
     async with contextlib.AsyncExitStack() as stack:
         lister_client = KubeClient(options.lister_kubeconfig)
         stack.push_async_callback(lister_client.close)

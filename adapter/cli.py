@@ -20,6 +20,7 @@ from adapter.prometheus_auth import COMPRESSIONS
 from adapter.server.tls import GO_CIPHERS, TLS13_SUITES, TLS_VERSIONS, TLSOptions
 from common import gctune
 from common.eventloop import HELP as EVENT_LOOP_HELP
+from common.version import version_line
 
 PROG = "promscaler-adapter"
 BATCH_WINDOW = 5.0  # seconds: a third of the HPA's 15 s sync period, under any usual scrape
@@ -109,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     boolean: dict[str, Any] = {"type": _bool, "nargs": "?", "const": True, "metavar": "BOOL"}
+    parser.add_argument("--version", action="version", version=version_line(PROG))
 
     g = parser.add_argument_group("rules and discovery")
     g.add_argument(

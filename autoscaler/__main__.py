@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
 
+from common.version import version_line
+
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("autoscaler.run_cli", "run the controller against a cluster"),
@@ -18,8 +20,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "convert": ("autoscaler.convert_cli", "convert KEDA ScaledObjects and HPAs to Autoscalers"),
 }
 
+PROG = "promscaler-autoscaler"
 USAGE = (
-    "usage: promscaler-autoscaler {run,decide,simulate,convert} [options]\n\n"
+    f"usage: {PROG} {{run,decide,simulate,convert}} [options]\n"
+    f"       {PROG} --version\n\n"
     + "\n".join(f"  {name:<9} {text}" for name, (_, text) in SUBCOMMANDS.items())
     + "\n\nRun `promscaler-autoscaler COMMAND --help` for a command's options.\n"
 )
@@ -30,6 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
         return 0 if args else 2
+    if args[0] == "--version":
+        sys.stdout.write(version_line(PROG) + "\n")
+        return 0
     name, rest = args[0], args[1:]
     if name not in SUBCOMMANDS:
         sys.stderr.write(f"promscaler-autoscaler: unknown command {name!r}\n{USAGE}")

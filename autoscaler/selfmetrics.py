@@ -19,7 +19,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.utils import floatToGoString
 
 from autoscaler.kube.sharedreads import SharedReads
-from common.runtimemetrics import register_runtime
+from common.runtimemetrics import register_build_info, register_runtime
 
 __all__ = ["PLAIN_GAUGES", "SelfMetrics", "Snapshot", "serving_context", "start_health_server"]
 
@@ -150,6 +150,7 @@ class SelfMetrics:
             registry=r,
         )
         register_runtime(r, prefix="promscaler_autoscaler")
+        register_build_info(r, prefix="promscaler_autoscaler")
         self.per_autoscaler = PerAutoscaler()
         self.registry.register(self._base)
         self.registry.register(self.per_autoscaler)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import platform
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -13,7 +14,9 @@ from prometheus_client import CollectorRegistry, Gauge, GCCollector, ProcessColl
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["register_asyncio_tasks", "register_runtime"]
+from common.version import version
+
+__all__ = ["register_asyncio_tasks", "register_build_info", "register_runtime"]
 
 
 def _tasks() -> float:
@@ -79,3 +82,14 @@ def register_runtime(registry: CollectorRegistry, *, prefix: str) -> None:
     registry.register(_GcPauseCollector(prefix))
     ProcessCollector(registry=registry)
     GCCollector(registry=registry)
+
+
+def register_build_info(registry: CollectorRegistry, *, prefix: str) -> None:
+    """`<prefix>_build_info{version, python_version} 1`, the usual build-info gauge: joined onto
+    other series (`* on (instance) group_left(version)`) it shows which version said what."""
+    Gauge(
+        f"{prefix}_build_info",
+        "Always 1; the labels say which promscaler version and Python this process runs.",
+        ["version", "python_version"],
+        registry=registry,
+    ).labels(version(), platform.python_version()).set(1)

@@ -68,16 +68,20 @@ class Stack:
     prometheus: PrometheusServer
     admin_kubeconfig: Path = field(init=False)
     processes: list[Process] = field(default_factory=list)
+    # name -> (interpreter, working directory) of a process that runs other code than this
+    # tree's (the upgrade test runs the previous release from its own venv); default: this tree
+    runtimes: dict[str, tuple[Path, Path]] = field(default_factory=dict)
 
     def start(self, name: str, args: Sequence[str]) -> Process:
         log = self.workdir / f"{name}.log"
+        python, cwd = self.runtimes.get(name, (Path(sys.executable), REPO))
         with log.open("ab") as out:
             popen = subprocess.Popen(
-                [sys.executable, *args],
+                [str(python), *args],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                cwd=REPO,
+                cwd=cwd,
                 start_new_session=True,  # its own process group: we stop it and its children
             )
         proc = Process(name, popen, log)

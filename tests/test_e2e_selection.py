@@ -32,6 +32,7 @@ SANDBOX_ONLY = {
     "e2e/test_autoscaler_scaling.py::test_cpu_utilization_from_the_resource_metrics_api",
     "e2e/test_demo.py::test_demo_short_form_follows_the_load",
     "e2e/test_native_hpa.py::test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas",
+    "e2e/test_upgrade.py::test_rolling_upgrade_and_downgrade_lose_no_decision",
 }
 ON_A_REAL_CLUSTER_TOO = {
     "e2e/test_native_hpa.py::test_pods_metric_scales_a_deployment_up_and_down",

@@ -25,6 +25,7 @@ from adapter.provider.seams import (
 from adapter.server.encoding import dumps
 from common.kubetime import format_time
 from common.selectors import Operator, Selector
+from common.version import version as package_version
 
 # every answer's items share a time or a few, and successive answers often repeat them: format
 # each once (strftime costs more than the rest of an item)
@@ -35,7 +36,7 @@ EXTERNAL_GROUP = "external.metrics.k8s.io"
 CUSTOM_VERSIONS = ("v1beta2", "v1beta1")  # preferred first, as custom-metrics-apiserver does
 EXTERNAL_VERSIONS = ("v1beta1",)
 GROUPS = {CUSTOM_GROUP: CUSTOM_VERSIONS, EXTERNAL_GROUP: EXTERNAL_VERSIONS}
-VERSION = "v0.1.0"
+VERSION = f"v{package_version()}"  # /version: this build, as a Kubernetes component reports its own
 
 _EXPR_OPS = {
     Operator.IN: "In",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import platform
 import signal
 import ssl
 import subprocess
@@ -13,6 +14,7 @@ import aiohttp
 import pytest
 
 from adapter.cli import parse_args
+from common.version import version
 from tests.adapter.stack import RULES, series
 from tests.support.prometheus import free_port, remote_write
 
@@ -221,6 +223,8 @@ async def test_the_program_serves_and_reloads_rules_on_sighup(prometheus, tmp_pa
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ctx)) as http:
             await wait_ready(http, base)
+            build = f'python_version="{platform.python_version()}",version="{version()}"'
+            assert await scrape(http, base, f"promscaler_adapter_build_info{{{build}}}") == 1
             pod = f"{base}/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/web-1"
             async with http.get(f"{pod}/gauge_value") as resp:
                 assert resp.status == 200
