@@ -32,6 +32,8 @@ SANDBOX_ONLY = {
     "e2e/test_autoscaler_scaling.py::test_cpu_utilization_from_the_resource_metrics_api",
     "e2e/test_demo.py::test_demo_short_form_follows_the_load",
     "e2e/test_native_hpa.py::test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas",
+    "e2e/test_image.py::test_image_user_labels_help_and_the_charts_security_context",
+    "e2e/test_image.py::test_an_autoscaler_scales_through_the_images_adapter",
 }
 ON_A_REAL_CLUSTER_TOO = {
     "e2e/test_native_hpa.py::test_pods_metric_scales_a_deployment_up_and_down",
