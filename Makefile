@@ -14,7 +14,7 @@ TEST_WORKERS ?= 2
 # `make image`: the container image's name in the local containers storage (buildah, podman)
 IMAGE ?= promscaler:dev
 
-.PHONY: help install system-deps helm lint typecheck test unit e2e image image-test bench demo soak clean
+.PHONY: help install system-deps helm lint typecheck test test-image unit e2e image image-test bench demo soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -44,9 +44,13 @@ typecheck: $(VENV)/.installed ## mypy --strict over the packages
 	$(VENV)/bin/mypy
 
 unit: install ## the test suite only
-	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS)
+	PROMSCALER_IMAGE=$(IMAGE) PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS)
 
-test: install lint typecheck unit ## lint, typecheck and every test (what CI runs)
+test: install lint typecheck test-image unit ## lint, typecheck, the image and every test (what CI runs)
+
+# the image for e2e/test_image.py, where its tools are there or can be installed (as root)
+test-image: $(VENV)/.installed
+	IMAGE=$(IMAGE) PY=$(PY) IMAGE_OPTIONAL=1 bash scripts/image-build.sh
 
 e2e: install ## end-to-end tests (sandbox by default; PROMSCALER_E2E_KUBECONFIG=... for a real cluster)
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest e2e $(PYTEST_ARGS)
