@@ -11,8 +11,10 @@ PYTEST_ARGS ?=
 # `make test` runs the suite in two pytest-xdist workers: the e2e tests mostly wait on real
 # time (sync periods, lease terms, the soak), so a second worker fills that time; 0 = one process
 TEST_WORKERS ?= 2
+# `make image`: the container image's name in the local containers storage (buildah, podman)
+IMAGE ?= promscaler:dev
 
-.PHONY: help install system-deps helm lint typecheck test unit e2e bench demo soak release clean
+.PHONY: help install system-deps helm lint typecheck test test-image unit e2e image image-test bench demo soak release clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -42,12 +44,22 @@ typecheck: $(VENV)/.installed ## mypy --strict over the packages
 	$(VENV)/bin/mypy
 
 unit: install ## the test suite only
-	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS)
+	PROMSCALER_IMAGE=$(IMAGE) PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS)
 
-test: install lint typecheck unit ## lint, typecheck and every test (what CI runs)
+test: install lint typecheck test-image unit ## lint, typecheck, the image and every test (what CI runs)
+
+# the image for e2e/test_image.py, where its tools are there or can be installed (as root)
+test-image: $(VENV)/.installed
+	IMAGE=$(IMAGE) PY=$(PY) IMAGE_OPTIONAL=1 bash scripts/image-build.sh
 
 e2e: install ## end-to-end tests (sandbox by default; PROMSCALER_E2E_KUBECONFIG=... for a real cluster)
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest e2e $(PYTEST_ARGS)
+
+image: $(VENV)/.installed ## build the container image with buildah on a local Debian base; size report and SBOM in out/image/
+	IMAGE=$(IMAGE) PY=$(PY) bash scripts/image-build.sh
+
+image-test: install image ## run the image as the chart runs it (uid 65532, read-only root) against the sandbox and Prometheus
+	PROMSCALER_IMAGE=$(IMAGE) PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest e2e/test_image.py -n 0 $(PYTEST_ARGS)
 
 bench: install ## benchmarks: print numbers, assert nothing
 	@for b in bench/bench_*.py; do echo "== $$b"; PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) $$b || exit 1; done

@@ -33,6 +33,8 @@ SANDBOX_ONLY = {
     "e2e/test_demo.py::test_demo_short_form_follows_the_load",
     "e2e/test_native_hpa.py::test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas",
     "e2e/test_upgrade.py::test_rolling_upgrade_and_downgrade_lose_no_decision",
+    "e2e/test_image.py::test_image_user_labels_help_and_the_charts_security_context",
+    "e2e/test_image.py::test_an_autoscaler_scales_through_the_images_adapter",
 }
 ON_A_REAL_CLUSTER_TOO = {
     "e2e/test_native_hpa.py::test_pods_metric_scales_a_deployment_up_and_down",
