@@ -297,8 +297,9 @@ class Shape:
     """What the controls (autoscaler.core.orchestrate) ask of the upstream decision.
 
     asleep_at_zero: a target at 0 replicas is asleep (it may wake), never "disabled";
-    floor / ceiling: bounds on the metrics' recommendation, before stabilization, policies and
-    min/max (ceiling 0 is "go to zero"); lines: why, for the explanation.
+    floor / ceiling: bounds on the stabilized recommendation, before the policies and min/max
+    (ceiling 0 is "go to zero"); the history keeps the recommendation as the metrics computed
+    it, so a bound never enters the stabilization window; lines: why, for the explanation.
     """
 
     asleep_at_zero: bool = False
