@@ -32,6 +32,7 @@ SANDBOX_ONLY = {
     "e2e/test_autoscaler_scaling.py::test_cpu_utilization_from_the_resource_metrics_api",
     "e2e/test_demo.py::test_demo_short_form_follows_the_load",
     "e2e/test_native_hpa.py::test_v1beta1_fallback_then_prometheus_gone_holds_the_replicas",
+    "e2e/test_keda_cooldown.py::test_a_converted_cooldown_period_of_30s_reaches_zero_30s_after_the_last_activity",
 }
 ON_A_REAL_CLUSTER_TOO = {
     "e2e/test_native_hpa.py::test_pods_metric_scales_a_deployment_up_and_down",
