@@ -66,8 +66,9 @@ spec:
 """
 
 
-def convert(tmp: Path) -> tuple[str, list[dict[str, Any]]]:
-    """`promscaler-autoscaler convert`'s Autoscaler (YAML text) and its adapter rules."""
+def convert(tmp: Path) -> tuple[str, str, list[dict[str, Any]]]:
+    """`promscaler-autoscaler convert`'s Autoscaler (YAML text), the external metric it names,
+    and the adapter rules."""
     rules = tmp / "converted-rules.yaml"
     out = subprocess.run(
         [sys.executable, "-m", "autoscaler", "convert", "-", "--rules-out", str(rules)],
@@ -79,9 +80,11 @@ def convert(tmp: Path) -> tuple[str, list[dict[str, Any]]]:
     )
     assert out.returncode == 0, out.stderr  # nothing dropped that changes behaviour
     autoscaler = yaml.safe_load(out.stdout)
-    assert autoscaler["spec"]["scaleToZero"] == {"cooldownSeconds": COOLDOWN}
+    assert autoscaler["spec"]["scaleToZero"]["cooldownSeconds"] == COOLDOWN
     assert autoscaler["spec"]["minReplicas"] == 0
-    return out.stdout, yaml.safe_load(rules.read_text())["externalRules"]
+    (metric,) = autoscaler["spec"]["metrics"]
+    name = metric["external"]["metric"]["name"]
+    return out.stdout, name, yaml.safe_load(rules.read_text())["externalRules"]
 
 
 async def kubectl_apply(st: Stack, text: str) -> None:
@@ -114,9 +117,8 @@ async def timeline(st: Stack, name: str, *, until: int, timeout: float) -> list[
 async def test_a_converted_cooldown_period_of_30s_reaches_zero_30s_after_the_last_activity(
     tmp_path: Path,
 ) -> None:
-    text, rules = convert(tmp_path)
+    text, metric, rules = convert(tmp_path)
     async with e2e_stack(tmp_path, external_rules=tuple(rules)) as st:
-        metric = rules[0]["name"]["as"]
         await st.queue("cooler", 25)  # 25 over 10 per replica: 3 replicas
         await st.deployment("cooler", 1)
         served = f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{st.namespace}/{metric}"
