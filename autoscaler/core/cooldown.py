@@ -4,7 +4,8 @@ recommendation (docs/decision-document.md, "The controls", rules 3 and 4).
 - At 0 with activation blocks the target is asleep: it wakes (recommendation at least 1) iff a
   metric is active or a fallback proposal is above 0, else the recommendation is 0.
 - At 2 or more the recommendation is at least 1: N -> 1 follows `behavior.scaleDown`.
-- At exactly 1 it is 0 when nothing is active and both cooldowns have passed, else at least 1.
+- At exactly 1 it is 0 when nothing is active and both cooldowns and the scale-down window
+  have passed, else at least 1.
 
 The Shape bounds the *stabilized* recommendation and is never recorded in the history, so the
 scale-down window and the cooldown run side by side: the window counts from the last pass that
