@@ -35,6 +35,7 @@ SANDBOX_ONLY = {
     "e2e/test_upgrade.py::test_rolling_upgrade_and_downgrade_lose_no_decision",
     "e2e/test_image.py::test_image_user_labels_help_and_the_charts_security_context",
     "e2e/test_image.py::test_an_autoscaler_scales_through_the_images_adapter",
+    "e2e/test_keda_cooldown.py::test_a_converted_cooldown_period_of_30s_reaches_zero_30s_after_the_last_activity",
 }
 ON_A_REAL_CLUSTER_TOO = {
     "e2e/test_native_hpa.py::test_pods_metric_scales_a_deployment_up_and_down",

@@ -1,4 +1,5 @@
-"""Wire shapes of metrics.k8s.io/v1beta1 (kubernetes/metrics `pkg/apis/metrics/v1beta1`).
+"""Wire shapes of metrics.k8s.io, v1 and v1beta1 (kubernetes/metrics `pkg/apis/metrics/v1`,
+`v1beta1`: the same types under two versions, KEP-5207; v1 is GA in Kubernetes 1.37).
 
 PodMetrics: `metadata` (name, namespace, creationTimestamp, labels), `timestamp`, `window` (a Go
 duration string, "1m0s"), `containers[].usage` ({cpu, memory} Quantities). NodeMetrics: the
@@ -21,6 +22,9 @@ from common.kubetime import format_time
 METRICS_GROUP = "metrics.k8s.io"
 METRICS_VERSION = "v1beta1"
 GROUP_VERSION = f"{METRICS_GROUP}/{METRICS_VERSION}"
+# served side by side, in preference order: upstream's consumers (the HPA controller's resource
+# metrics client, kubectl top) ask discovery and take v1 when it is served, else v1beta1
+VERSIONS = ("v1", "v1beta1")
 
 
 def _usage(usage: Usage) -> dict[str, str]:
@@ -60,31 +64,44 @@ def node_item(metric: NodeMetrics, now: datetime) -> dict[str, Any]:
     }
 
 
-def _single(kind: str, item: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": kind, "apiVersion": GROUP_VERSION, **item}
+def _single(kind: str, item: dict[str, Any], version: str) -> dict[str, Any]:
+    return {"kind": kind, "apiVersion": f"{METRICS_GROUP}/{version}", **item}
 
 
-def _list(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"kind": kind, "apiVersion": GROUP_VERSION, "metadata": {}, "items": items}
+def _list(kind: str, items: list[dict[str, Any]], version: str) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "apiVersion": f"{METRICS_GROUP}/{version}",
+        "metadata": {},
+        "items": items,
+    }
 
 
-def pod_metrics(metric: PodMetrics, now: datetime) -> dict[str, Any]:
-    return _single("PodMetrics", pod_item(metric, now))
+def pod_metrics(
+    metric: PodMetrics, now: datetime, *, version: str = METRICS_VERSION
+) -> dict[str, Any]:
+    return _single("PodMetrics", pod_item(metric, now), version)
 
 
-def pod_metrics_list(metrics: Iterable[PodMetrics], now: datetime) -> dict[str, Any]:
-    return _list("PodMetricsList", [pod_item(m, now) for m in metrics])
+def pod_metrics_list(
+    metrics: Iterable[PodMetrics], now: datetime, *, version: str = METRICS_VERSION
+) -> dict[str, Any]:
+    return _list("PodMetricsList", [pod_item(m, now) for m in metrics], version)
 
 
-def node_metrics(metric: NodeMetrics, now: datetime) -> dict[str, Any]:
-    return _single("NodeMetrics", node_item(metric, now))
+def node_metrics(
+    metric: NodeMetrics, now: datetime, *, version: str = METRICS_VERSION
+) -> dict[str, Any]:
+    return _single("NodeMetrics", node_item(metric, now), version)
 
 
-def node_metrics_list(metrics: Iterable[NodeMetrics], now: datetime) -> dict[str, Any]:
-    return _list("NodeMetricsList", [node_item(m, now) for m in metrics])
+def node_metrics_list(
+    metrics: Iterable[NodeMetrics], now: datetime, *, version: str = METRICS_VERSION
+) -> dict[str, Any]:
+    return _list("NodeMetricsList", [node_item(m, now) for m in metrics], version)
 
 
-def resource_list() -> dict[str, Any]:
+def resource_list(*, version: str = METRICS_VERSION) -> dict[str, Any]:
     """The group-version's APIResourceList, as metrics-server serves it."""
     resources = [
         ("nodes", False, "NodeMetrics"),
@@ -93,7 +110,7 @@ def resource_list() -> dict[str, Any]:
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
-        "groupVersion": GROUP_VERSION,
+        "groupVersion": f"{METRICS_GROUP}/{version}",
         "resources": [
             {
                 "name": name,
@@ -108,42 +125,47 @@ def resource_list() -> dict[str, Any]:
 
 
 def api_group() -> dict[str, Any]:
-    version = {"groupVersion": GROUP_VERSION, "version": METRICS_VERSION}
+    versions = [{"groupVersion": f"{METRICS_GROUP}/{v}", "version": v} for v in VERSIONS]
     return {
         "kind": "APIGroup",
         "apiVersion": "v1",
         "name": METRICS_GROUP,
-        "versions": [version],
-        "preferredVersion": version,
+        "versions": versions,
+        "preferredVersion": versions[0],
     }
 
 
-def openapi_paths() -> dict[str, Any]:
-    """Paths of the group-version for the OpenAPI documents (operation ids as upstream's)."""
-    base = f"/apis/{GROUP_VERSION}"
+def openapi_paths(*, version: str | None = None) -> dict[str, Any]:
+    """Paths of one group-version (None: of every one) for the OpenAPI documents (operation ids
+    as upstream's)."""
+    if version is None:
+        return {p: op for v in VERSIONS for p, op in openapi_paths(version=v).items()}
+    base = f"/apis/{METRICS_GROUP}/{version}"
     ok = {"200": {"description": "OK"}}
+    v = version.capitalize()  # V1, V1beta1
     routes = {
-        f"{base}/": "getMetricsV1beta1APIResources",
-        f"{base}/nodes": "listMetricsV1beta1NodeMetrics",
-        f"{base}/nodes/{{name}}": "readMetricsV1beta1NodeMetrics",
-        f"{base}/pods": "listMetricsV1beta1PodMetricsForAllNamespaces",
-        f"{base}/namespaces/{{namespace}}/pods": "listMetricsV1beta1NamespacedPodMetrics",
-        f"{base}/namespaces/{{namespace}}/pods/{{name}}": "readMetricsV1beta1NamespacedPodMetrics",
+        f"{base}/": f"getMetrics{v}APIResources",
+        f"{base}/nodes": f"listMetrics{v}NodeMetrics",
+        f"{base}/nodes/{{name}}": f"readMetrics{v}NodeMetrics",
+        f"{base}/pods": f"listMetrics{v}PodMetricsForAllNamespaces",
+        f"{base}/namespaces/{{namespace}}/pods": f"listMetrics{v}NamespacedPodMetrics",
+        f"{base}/namespaces/{{namespace}}/pods/{{name}}": f"readMetrics{v}NamespacedPodMetrics",
     }
     return {path: {"get": {"operationId": op, "responses": ok}} for path, op in routes.items()}
 
 
-def openapi_v3_document() -> dict[str, Any]:
+def openapi_v3_document(*, version: str = METRICS_VERSION) -> dict[str, Any]:
     return {
         "openapi": "3.0.0",
-        "info": {"title": "promscaler-adapter", "version": "v1beta1"},
-        "paths": openapi_paths(),
+        "info": {"title": "promscaler-adapter", "version": version},
+        "paths": openapi_paths(version=version),
         "components": {"schemas": {}},
     }
 
 
-def openapi_v3_entry() -> dict[str, str]:
+def openapi_v3_entry(*, version: str = METRICS_VERSION) -> dict[str, str]:
     """The /openapi/v3 index entry: the document's URL with a content hash."""
-    doc = json.dumps(openapi_v3_document(), sort_keys=True).encode()
+    doc = json.dumps(openapi_v3_document(version=version), sort_keys=True).encode()
     digest = hashlib.sha512(doc).hexdigest()[:32].upper()
-    return {"serverRelativeURL": f"/openapi/v3/apis/{GROUP_VERSION}?hash={digest}"}
+    path = f"apis/{METRICS_GROUP}/{version}"
+    return {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}

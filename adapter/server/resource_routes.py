@@ -1,8 +1,8 @@
-"""Request handling for metrics.k8s.io/v1beta1 (served only when the rule file has
-`resourceRules`): discovery, PodMetrics and NodeMetrics list and get.
+"""Request handling for metrics.k8s.io, v1 and v1beta1 side by side (served only when the rule
+file has `resourceRules`): discovery, PodMetrics and NodeMetrics list and get.
 
 Paths, as metrics-server serves them:
-`/apis/metrics.k8s.io/v1beta1/{nodes[/NAME] | pods | namespaces/NS/pods[/NAME]}`.
+`/apis/metrics.k8s.io/{v1 | v1beta1}/{nodes[/NAME] | pods | namespaces/NS/pods[/NAME]}`.
 `labelSelector` filters the objects; `fieldSelector` accepts `metadata.name` and
 `metadata.namespace` (=, ==, !=) as upstream's object-meta field set; `watch` is refused (405).
 """
@@ -90,13 +90,15 @@ async def handle_openapi_v2(request: web.Request) -> web.Response:
 
 async def handle_openapi_v3(request: web.Request) -> web.Response:
     tail = request.match_info.get("tail", "").strip("/")
-    if not enabled(request.app) or tail not in ("", f"apis/{rdocs.GROUP_VERSION}"):
+    served = {f"apis/{rdocs.METRICS_GROUP}/{v}": v for v in rdocs.VERSIONS}
+    if not enabled(request.app) or (tail and tail not in served):
         return await routes.handle_openapi_v3(request)
     request[ROUTE] = "openapi"
     if tail:
-        return json_response(rdocs.openapi_v3_document())
+        return json_response(rdocs.openapi_v3_document(version=served[tail]))
     body = docs.openapi_v3_index()
-    body["paths"][f"apis/{rdocs.GROUP_VERSION}"] = rdocs.openapi_v3_entry()
+    for path, version in served.items():
+        body["paths"][path] = rdocs.openapi_v3_entry(version=version)
     return json_response(body)
 
 
@@ -106,21 +108,22 @@ async def handle(request: web.Request, rest: list[str]) -> web.Response:
         request[ROUTE] = "discovery"
         _get_only(request)
         return json_response(rdocs.api_group())
-    if rest[0] != rdocs.METRICS_VERSION or not all(rest):
+    version = rest[0]
+    if version not in rdocs.VERSIONS or not all(rest):
         raise NotFound.no_route()
     segments = rest[1:]
     if not segments:
         request[ROUTE] = "discovery"
         _get_only(request)
-        return json_response(rdocs.resource_list())
+        return json_response(rdocs.resource_list(version=version))
     now = datetime.now(UTC)  # creationTimestamp of every item, as upstream
     provider = request.app[RESOURCE_PROVIDER]
     if segments[0] == "nodes" and len(segments) <= 2:
-        return await _nodes(request, provider, segments[1:], now)
+        return await _nodes(request, provider, segments[1:], now, version)
     if segments == ["pods"]:
-        return await _pods(request, provider, None, [], now)
+        return await _pods(request, provider, None, [], now, version)
     if len(segments) in (3, 4) and segments[0] == "namespaces" and segments[2] == "pods":
-        return await _pods(request, provider, segments[1], segments[3:], now)
+        return await _pods(request, provider, segments[1], segments[3:], now, version)
     raise NotFound.no_route()
 
 
@@ -140,29 +143,34 @@ async def _pods(
     namespace: str | None,
     name: list[str],
     now: datetime,
+    version: str,
 ) -> web.Response:
     selector, fields = _prepare(request, "resource_pods")
     if name:
         assert namespace is not None
         metric = await provider.get_pod(namespace=namespace, name=name[0])
-        return json_response(rdocs.pod_metrics(metric, now))
+        return json_response(rdocs.pod_metrics(metric, now, version=version))
     if fields:
         metrics = await provider.list_pods(
             namespace=namespace, selector=selector, keep=lambda ns, pod: _keep(fields, ns, pod)
         )
     else:  # every pod the selector matches: the provider may query whole namespaces
         metrics = await provider.list_pods(namespace=namespace, selector=selector)
-    return json_response(rdocs.pod_metrics_list(metrics, now))
+    return json_response(rdocs.pod_metrics_list(metrics, now, version=version))
 
 
 async def _nodes(
-    request: web.Request, provider: ResourceMetricsProvider, name: list[str], now: datetime
+    request: web.Request,
+    provider: ResourceMetricsProvider,
+    name: list[str],
+    now: datetime,
+    version: str,
 ) -> web.Response:
     selector, fields = _prepare(request, "resource_nodes")
     if name:
         metric = await provider.get_node(name=name[0])
-        return json_response(rdocs.node_metrics(metric, now))
+        return json_response(rdocs.node_metrics(metric, now, version=version))
     metrics = await provider.list_nodes(
         selector=selector, keep=lambda _, node: _keep(fields, "", node)
     )
-    return json_response(rdocs.node_metrics_list(metrics, now))
+    return json_response(rdocs.node_metrics_list(metrics, now, version=version))

@@ -148,11 +148,11 @@ def decide(
             lines.append("no scaling: " + failure.error)
             return failed(conds, status, hist, current, failure, lines)
         desired = max(0, metric_desired)
-        if shape is not None:
-            desired = _shaped(shape, desired, lines)
-        if desired > current:
+        # the event's reason follows the recommendation as the controls bound it
+        bounded = desired if shape is None else _bounded(shape, desired)
+        if bounded > current:
             rescale_reason = f"{metric_name} above target"
-        elif desired < current:
+        elif bounded < current:
             rescale_reason = "All metrics below target"
         if spec.behavior is None:
             norm = normalize_without_behavior(
@@ -163,6 +163,7 @@ def decide(
                 max_replicas=max_replicas,
                 now=now,
                 options=options,
+                shape=shape,
             )
         else:
             norm = normalize_with_behavior(
@@ -174,6 +175,7 @@ def decide(
                 max_replicas=max_replicas,
                 now=now,
                 options=options,
+                shape=shape,
             )
         hist = History(norm.recommendations, hist.scale_up_events, hist.scale_down_events)
         able = norm.able_reason
@@ -279,12 +281,8 @@ def _compute(
     return replicas, name, result, error
 
 
-def _shaped(shape: Shape, desired: int, lines: list[str]) -> int:
-    """The controls' floor and ceiling on the metrics' recommendation (before normalization)."""
-    shaped = max(desired, shape.floor)
-    if shape.ceiling is not None:
-        shaped = min(shaped, shape.ceiling)
-    lines.extend(shape.lines)
-    if shaped != desired:
-        lines.append(f"the controls make the recommendation {shaped} instead of {desired}")
-    return shaped
+def _bounded(shape: Shape, desired: int) -> int:
+    """The controls' floor and ceiling on a recommendation (normalize applies them after
+    stabilization; here only for the direction of the event's reason)."""
+    bounded = max(desired, shape.floor)
+    return bounded if shape.ceiling is None else min(bounded, shape.ceiling)

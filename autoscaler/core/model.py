@@ -68,9 +68,10 @@ class ControllerOptions:
     )
     # HPAScaleToZero gate: upstream default is off before 1.37; our product turns it on
     scale_to_zero: bool = True
-    # HPAConfigurableTolerance gate (beta, on by default since 1.35): honour behavior tolerances
+    # HPAConfigurableTolerance gate (beta and on since 1.35, GA in 1.37): behavior tolerances
     configurable_tolerance: bool = True
-    # PodLevelResources gate (on by default): pod.spec.resources.requests win over containers
+    # PodLevelResources gate (beta and on since 1.34, GA in 1.37): pod.spec.resources.requests
+    # win over the containers' when no container is named
     pod_level_resources: bool = True
     # package variables of horizontal.go; the upstream tests set the factor to 8
     scale_up_limit_factor: float = 2.0
@@ -302,8 +303,9 @@ class Shape:
     """What the controls (autoscaler.core.orchestrate) ask of the upstream decision.
 
     asleep_at_zero: a target at 0 replicas is asleep (it may wake), never "disabled";
-    floor / ceiling: bounds on the metrics' recommendation, before stabilization, policies and
-    min/max (ceiling 0 is "go to zero"); lines: why, for the explanation.
+    floor / ceiling: bounds on the stabilized recommendation, before the policies and min/max
+    (ceiling 0 is "go to zero"); the history keeps the recommendation as the metrics computed
+    it, so a bound never enters the stabilization window; lines: why, for the explanation.
     """
 
     asleep_at_zero: bool = False

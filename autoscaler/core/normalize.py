@@ -1,21 +1,30 @@
 """Normalization of the metrics' proposal: stabilization and rate limits, without behavior
-(`normalizeDesiredReplicas`) and with it (`normalizeDesiredReplicasWithBehaviors`)."""
+(`normalizeDesiredReplicas`) and with it (`normalizeDesiredReplicasWithBehaviors`).
+
+The controls' `Shape` (None: upstream, bit for bit) bounds the stabilized recommendation, before
+the rate limits and min/max; the history records the recommendation as the metrics computed it,
+so a hold of 1 during a cooldown never enters the scale-down window (controls.md, "Cooldown")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from autoscaler.core.behavior import scale_down_limit, scale_up_limit
-from autoscaler.core.model import NS, Behavior, ControllerOptions, History, Recommendation
+from autoscaler.core.model import NS, Behavior, ControllerOptions, History, Recommendation, Shape
 from autoscaler.core.numeric import trunc_int32
 
-__all__ = ["Normalized", "normalize_with_behavior", "normalize_without_behavior"]
+__all__ = [
+    "Normalized",
+    "normalize_with_behavior",
+    "normalize_without_behavior",
+    "scale_down_window",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Normalized:
     replicas: int
-    stabilized: int
+    stabilized: int  # after the controls' hold, if any (ScalingLimited compares with it)
     able_reason: str  # ReadyForNewScale, ScaleDownStabilized or ScaleUpStabilized
     limited_reason: str  # DesiredWithinRange or the limiting reason
     recommendations: tuple[Recommendation, ...]
@@ -31,6 +40,27 @@ def _record(
     return (*recs[:index], new, *recs[index + 1 :])
 
 
+def scale_down_window(behavior: Behavior | None, options: ControllerOptions) -> int:
+    """The scale-down stabilization window in seconds: behavior's, else the controller flag
+    (maybeInitScaleDownStabilizationWindow; also the window without behavior)."""
+    if behavior is None or behavior.scale_down.stabilization_window_seconds is None:
+        return options.downscale_stabilization_seconds
+    return behavior.scale_down.stabilization_window_seconds
+
+
+def _held(shape: Shape | None, stabilized: int, lines: list[str]) -> int:
+    """The controls' floor and ceiling on the stabilized recommendation (not recorded)."""
+    if shape is None:
+        return stabilized
+    held = max(stabilized, shape.floor)
+    if shape.ceiling is not None:
+        held = min(held, shape.ceiling)
+    lines.extend(shape.lines)
+    if held != stabilized:
+        lines.append(f"the controls make the recommendation {held} instead of {stabilized}")
+    return held
+
+
 def normalize_without_behavior(
     history: History,
     *,
@@ -40,6 +70,7 @@ def normalize_without_behavior(
     max_replicas: int,
     now: int,
     options: ControllerOptions,
+    shape: Shape | None = None,
 ) -> Normalized:
     recs = history.recommendations or ()
     window = options.downscale_stabilization_seconds
@@ -60,6 +91,7 @@ def normalize_without_behavior(
         )
     else:
         able = "ReadyForNewScale"
+    stabilized = _held(shape, stabilized, lines)
     # calculateScaleUpLimit: int32(math.Max(...)); out of int32 (or Inf) is MinInt32 on amd64
     limit = trunc_int32(
         max(options.scale_up_limit_factor * float(current), options.scale_up_limit_minimum)
@@ -97,14 +129,11 @@ def normalize_with_behavior(
     max_replicas: int,
     now: int,
     options: ControllerOptions,
+    shape: Shape | None = None,
 ) -> Normalized:
-    up_rules, down_rules = behavior.scale_up, behavior.scale_down
+    up_rules = behavior.scale_up
     up_window = up_rules.stabilization_window_seconds or 0
-    down_window = down_rules.stabilization_window_seconds
-    if down_window is None:
-        down_window = (
-            options.downscale_stabilization_seconds
-        )  # maybeInitScaleDownStabilizationWindow
+    down_window = scale_down_window(behavior, options)
     recs = history.recommendations or ()
     up_cutoff = now - up_window * NS
     down_cutoff = now - down_window * NS
@@ -136,6 +165,7 @@ def normalize_with_behavior(
             )
     else:
         able = "ReadyForNewScale"
+    stabilized = _held(shape, stabilized, lines)
     replicas, limited, line = _rate_limit(
         history, behavior, current, stabilized, min_replicas, max_replicas, now
     )

@@ -23,7 +23,7 @@ from autoscaler.core.controls_model import (
     ControlStatus,
     MetricHealth,
 )
-from autoscaler.core.cooldown import last_active_time, zero_shape
+from autoscaler.core.cooldown import DownWindow, last_active_time, zero_shape
 from autoscaler.core.decide import decide
 from autoscaler.core.failures import count_failures
 from autoscaler.core.fallback import fallback_events, fallback_replicas, with_fallback
@@ -42,6 +42,7 @@ from autoscaler.core.model import (
     Spec,
     Status,
 )
+from autoscaler.core.normalize import scale_down_window
 from autoscaler.core.pause import Pause, apply_pause, pause_report, read_pause
 from autoscaler.core.proposal import MetricFailure, Proposal
 from autoscaler.core.schedules import effective_bounds, open_windows
@@ -159,6 +160,9 @@ def _settle(
         waking_fallback=waking,
         last_active=last_active,
         now=now,
+        window=DownWindow(
+            scale_down_window(spec.behavior, options), counts_cutoff=spec.behavior is None
+        ),
     )
     return _Before(
         eff,

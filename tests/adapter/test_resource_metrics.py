@@ -26,6 +26,7 @@ from tests.support.prometheus import remote_write
 pytestmark = pytest.mark.prometheus
 
 GV = "/apis/metrics.k8s.io/v1beta1"
+GV1 = "/apis/metrics.k8s.io/v1"
 OVERRIDES = """
     resources:
       overrides:
@@ -240,12 +241,45 @@ async def test_discovery_and_openapi_name_the_group(client):
         ("nodes", "NodeMetrics", False, ["get", "list"]),
         ("pods", "PodMetrics", True, ["get", "list"]),
     ]
-    assert (await get(client, "/apis/metrics.k8s.io"))["preferredVersion"]["version"] == "v1beta1"
+    group = await get(client, "/apis/metrics.k8s.io")
+    # v1 (GA in Kubernetes 1.37, KEP-5207) first and preferred, v1beta1 still served
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
+    assert group["preferredVersion"] == {"groupVersion": "metrics.k8s.io/v1", "version": "v1"}
+    listed_groups = {g["name"]: g for g in groups["groups"]}
+    assert listed_groups["metrics.k8s.io"]["versions"] == group["versions"]
     v2 = await get(client, "/openapi/v2")
-    assert f"{GV}/namespaces/{{namespace}}/pods" in v2["paths"]
+    for gv in (GV, GV1):
+        assert f"{gv}/namespaces/{{namespace}}/pods" in v2["paths"]
+    assert v2["paths"][f"{GV1}/nodes"]["get"]["operationId"] == "listMetricsV1NodeMetrics"
     index = await get(client, "/openapi/v3")
-    url = index["paths"]["apis/metrics.k8s.io/v1beta1"]["serverRelativeURL"]
-    assert f"{GV}/nodes" in (await get(client, url))["paths"]
+    for gv in (GV, GV1):
+        url = index["paths"][gv.removeprefix("/")]["serverRelativeURL"]
+        assert f"{gv}/nodes" in (await get(client, url))["paths"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("", id="resource-list"),
+        pytest.param("/nodes", id="node-list"),
+        pytest.param("/nodes/node-a", id="node"),
+        pytest.param("/pods", id="pod-list-all-namespaces"),
+        pytest.param("/namespaces/default/pods?labelSelector=app%3Dweb", id="pod-list"),
+        pytest.param("/namespaces/default/pods/web-1", id="pod"),
+    ],
+)
+async def test_v1_serves_what_v1beta1_serves_under_its_own_version(client, path):
+    # upstream's consumers take v1 when it is served (pkg/controller/podautoscaler/metrics/
+    # resource_client.go, "prefers v1 when both are served"): its answers must be v1beta1's
+    # with only the version changed (the types are identical, KEP-5207)
+    v1, v1beta1 = await get(client, GV1 + path), await get(client, GV + path)
+    for body, version in ((v1, "v1"), (v1beta1, "v1beta1")):
+        key = "groupVersion" if body["kind"] == "APIResourceList" else "apiVersion"
+        assert body[key] == f"metrics.k8s.io/{version}"
+        body[key] = "-"
+        for item in body.get("items", [body]):
+            item.get("metadata", {}).pop("creationTimestamp", None)  # the time of each answer
+    assert v1 == v1beta1
 
 
 @pytest.mark.parametrize(
@@ -256,7 +290,7 @@ async def test_discovery_and_openapi_name_the_group(client):
         pytest.param("GET", f"{GV}/pods?labelSelector=a%20in", 400, id="bad-selector"),
         pytest.param("GET", f"{GV}/pods?fieldSelector=spec.nodeName%3Dx", 400, id="field"),
         pytest.param("GET", f"{GV}/deployments", 404, id="unknown-resource"),
-        pytest.param("GET", "/apis/metrics.k8s.io/v1", 404, id="unknown-version"),
+        pytest.param("GET", "/apis/metrics.k8s.io/v2", 404, id="unknown-version"),
     ],
 )
 async def test_bad_requests_get_statuses(client, method, path, code):

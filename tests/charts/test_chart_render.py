@@ -56,7 +56,7 @@ class Switches:
     resource: bool = False
 
 
-RESOURCE = ("v1beta1.metrics.k8s.io",)
+RESOURCE = ("v1.metrics.k8s.io", "v1beta1.metrics.k8s.io")  # v1: GA in 1.37, same types
 RESOURCE_RULES = {
     "cpu": {
         "containerQuery": "sum(c{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
@@ -117,6 +117,18 @@ def test_apiservice_priorities_prefer_v1beta2_like_prometheus_adapter(helm: Helm
         "v1beta2.custom.metrics.k8s.io": (100, 200),
         "v1beta1.external.metrics.k8s.io": (100, 100),
     }
+
+
+def test_resource_apiservices_prefer_v1_and_keep_v1beta1(helm: Helm) -> None:
+    rendered = helm.template(
+        {"apiServices": {"resource": {"enabled": True}}, "rules": {"resource": RESOURCE_RULES}}
+    )
+    prio = {
+        a["metadata"]["name"]: (a["spec"]["groupPriorityMinimum"], a["spec"]["versionPriority"])
+        for a in rendered.of_kind("APIService")
+        if a["spec"]["group"] == "metrics.k8s.io"
+    }
+    assert prio == {"v1.metrics.k8s.io": (100, 200), "v1beta1.metrics.k8s.io": (100, 100)}
 
 
 def test_resource_api_grants_kubectl_top_and_the_hpa(helm: Helm) -> None:

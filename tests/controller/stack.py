@@ -327,9 +327,15 @@ def _start_adapter(
     extra: tuple[str, ...] = (),
     *,
     resource: bool = False,
+    external_rules: tuple[dict[str, Any], ...] = (),
 ) -> tuple[subprocess.Popen[bytes], int]:
     rules = tmp / "rules.yaml"
-    rules.write_text(RULES + (RESOURCE_RULES if resource else ""))
+    text = RULES + (RESOURCE_RULES if resource else "")
+    if external_rules:  # rules a test made (`convert --rules-out`), served beside the stack's
+        doc = yaml.safe_load(text)
+        doc["externalRules"] = [*doc["externalRules"], *external_rules]
+        text = yaml.safe_dump(doc, sort_keys=False)
+    rules.write_text(text)
     port = free_port()
     argv = [
         sys.executable,
@@ -374,13 +380,14 @@ async def e2e_stack(
     adapter_args: tuple[str, ...] = (),
     resource_metrics: bool = False,
     adapter_prometheus: Callable[[str], str] | None = None,
+    external_rules: tuple[dict[str, Any], ...] = (),
 ) -> AsyncIterator[Stack]:
     """The stack; `adapter_args` are extra flags for the sandbox's adapter (ignored on a real
     cluster, whose adapter the chart runs); `resource_metrics` (sandbox only) adds two nodes, the
     simulated cAdvisor writing into the Prometheus, and the adapter serving metrics.k8s.io from
     RESOURCE_RULES; `adapter_prometheus(url)`: the URL the adapter reads instead of the sandbox
     stack's Prometheus at `url` (a fault proxy in front of it); metrics are still written to
-    `url`."""
+    `url`; `external_rules` (sandbox only) are served besides RULES' own."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -429,6 +436,7 @@ async def e2e_stack(
                     sb.pki.requestheader_ca_file,
                     adapter_args,
                     resource=resource_metrics,
+                    external_rules=external_rules,
                 )
                 await _register_adapter(kube, port, resource=resource_metrics)
                 stack = Stack(sb.kubeconfig, kube, prom, prom.url, tmp=tmp)
