@@ -104,4 +104,21 @@ def convert(doc: Mapping[str, Any]) -> Conversion:
             f"{where(doc)}: kind {kind!r} cannot be converted "
             "(expected ScaledObject or HorizontalPodAutoscaler)"
         )
-    return by_kind[kind](doc)
+    conversion = by_kind[kind](doc)
+    _check(conversion)
+    return conversion
+
+
+def _check(conversion: Conversion) -> None:
+    """Refuse to hand out an Autoscaler the API server would refuse (the CRD's schema and CEL
+    rules, as `check_autoscaler` judges them): a conversion is either applicable or an error."""
+    from autoscaler.core.fields import DocumentError
+    from autoscaler.core.spec_rules import check_autoscaler
+
+    try:
+        check_autoscaler(conversion.autoscaler)
+    except DocumentError as err:
+        raise ConvertError(
+            f"{conversion.source}: the Autoscaler it converts to would be refused by the API "
+            f"server: {err}"
+        ) from err
