@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from autoscaler.convert import Conversion, ConvertError, convert
+from autoscaler.convert import Conversion, ConvertError, NotConverted, convert
 
 __all__ = ["main"]
 
@@ -53,8 +53,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    conversions: list[Conversion] = []
+    skipped: list[str] = []
     try:
-        conversions = [convert(doc) for doc in _objects(_read(args.file))]
+        for doc in _objects(_read(args.file)):
+            try:
+                conversions.append(convert(doc))
+            except NotConverted as err:
+                skipped.append(str(err))
     except ConvertError as err:
         return _fail(str(err))
     rules = [r for c in conversions for r in c.external_rules]
@@ -62,9 +68,15 @@ def main(argv: Sequence[str]) -> int:
         return _fail("the converted queries need adapter rules: give --rules-out FILE")
     if rules:
         Path(args.rules_out).write_text(_rules_text(conversions))
-    yaml.dump_all([c.autoscaler for c in conversions], sys.stdout, Dumper=DUMPER, sort_keys=False)
+    if conversions:
+        yaml.dump_all(
+            [c.autoscaler for c in conversions], sys.stdout, Dumper=DUMPER, sort_keys=False
+        )
     _report(conversions, sys.stderr)
-    return EXIT_CHANGES_BEHAVIOUR if any(c.changes_behaviour for c in conversions) else 0
+    for line in skipped:
+        sys.stderr.write(f"{PROG}: {line}\n")
+    changed = skipped or any(c.changes_behaviour for c in conversions)
+    return EXIT_CHANGES_BEHAVIOUR if changed else 0
 
 
 def _read(name: str) -> str:

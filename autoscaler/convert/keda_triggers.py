@@ -11,7 +11,7 @@ from typing import Any
 from autoscaler.convert.model import ConvertError, Note, as_int
 from autoscaler.convert.promql import QueryError, first_selector
 
-__all__ = ["Converted", "convert_trigger"]
+__all__ = ["Converted", "convert_trigger", "prometheus_scalar", "rule_for"]
 
 # metadata keys read below; any other key is named in a note
 PROMETHEUS_KEYS = frozenset(
@@ -28,6 +28,23 @@ ADAPTER_WIDE = {
     "unsafeSsl": "the adapter always verifies TLS; give it the CA (--prometheus-ca-file)",
 }
 NAME_CHARS = re.compile(r"[^a-z0-9_.-]+")
+# the closest route through Prometheus for the commonest other scalers, one line each
+EXPORTER_ROUTES = {
+    "kafka": "kafka_exporter's kafka_consumergroup_lag, in a prometheus trigger",
+    "rabbitmq": "RabbitMQ's built-in Prometheus plugin (rabbitmq_queue_messages_ready)",
+    "redis": "redis_exporter's redis_key_size / list length metrics",
+    "aws-sqs-queue": "CloudWatch through yet-another-cloudwatch-exporter "
+    "(aws_sqs_approximate_number_of_messages_visible_average)",
+    "postgresql": "postgres_exporter with a custom query",
+    "mysql": "mysqld_exporter with a custom query",
+    "nats-jetstream": "the NATS prometheus-nats-exporter (jetstream consumer pending)",
+    "metrics-api": "expose the value in Prometheus text format and scrape it, or read it "
+    "with json_exporter",
+    "kubernetes-workload": "kube-state-metrics' kube_pod_status_phase / kube_pod_labels "
+    "(count the pods in PromQL)",
+    "external": "no general route: export the value to Prometheus",
+    "external-push": "no general route: export the value to Prometheus",
+}
 
 
 @dataclass(frozen=True)
@@ -49,7 +66,9 @@ def convert_trigger(
         return _prometheus(trigger, at=at, owner=owner, scale_to_zero=scale_to_zero)
     if kind in ("cpu", "memory"):
         return _resource(trigger, at=at)
-    note = Note(at, f"trigger type {kind!r} has no equivalent here: not carried over", True)
+    route = EXPORTER_ROUTES.get(str(kind))
+    why = f"; {route}" if route else "; export it to Prometheus and use a prometheus trigger"
+    note = Note(at, f"trigger type {kind!r} is not converted{why}", True)
     return Converted(None, None, (note,))
 
 
@@ -100,6 +119,40 @@ def _prometheus_notes(
         elif key not in PROMETHEUS_KEYS:
             notes.append(Note(f"{m}.{key}", "not a field this converter knows: dropped", True))
     return notes
+
+
+def prometheus_scalar(trigger: Mapping[str, Any], *, at: str) -> tuple[str, list[Note]]:
+    """A prometheus trigger's value as a PromQL scalar, for a formula (more than one series
+    is NaN, which the adapter drops: a failed metric, as KEDA's error)."""
+    meta = _metadata(trigger, at)
+    query = _required(meta, "query", at)
+    if not isinstance(query, str):
+        raise ConvertError(f"{at}.metadata.query: expected a string")
+    _rule("formula", query, ignore_null=True, at=at)  # the same checks as a lone trigger
+    inner = f"({query}) or vector(0)" if _bool(meta.get("ignoreNullValues", True)) else query
+    notes = [
+        n
+        for n in _prometheus_notes(trigger, meta, at, True)
+        if "activationThreshold" not in n.field
+    ]
+    if "activationThreshold" in meta:
+        notes.append(
+            Note(
+                f"{at}.metadata.activationThreshold",
+                "KEDA ignores it under a formula "
+                "(scalingModifiers.activationTarget applies): dropped",
+                False,
+            )
+        )
+    return f"scalar({inner})", notes
+
+
+def rule_for(name: str, series_from: str, promql: str, *, at: str) -> dict[str, Any]:
+    """An external rule serving `promql` as `name`, listed while the first series that
+    `series_from` reads exists."""
+    rule = _rule(name, series_from, ignore_null=False, at=at)
+    rule["metricsQuery"] = promql
+    return rule
 
 
 def _rule(name: str, query: str, *, ignore_null: bool, at: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ __all__ = [
     "API_VERSION",
     "Conversion",
     "ConvertError",
+    "NotConverted",
     "Note",
     "as_int",
     "as_mapping",
@@ -22,6 +23,11 @@ API_VERSION = "promscaler.dev/v1alpha1"
 
 class ConvertError(ValueError):
     """The input cannot be converted at all; the message names the object and the field."""
+
+
+class NotConverted(ConvertError):
+    """A well-formed object of a kind this converter leaves alone (a KEDA ScaledJob): the
+    others are still converted, and the command exits 1."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,11 @@ def convert(doc: Mapping[str, Any]) -> Conversion:
         "HorizontalPodAutoscaler": from_hpa,
     }
     kind = doc.get("kind")
+    if kind == "ScaledJob":
+        raise NotConverted(
+            f"{where(doc)}: not converted: a ScaledJob starts Jobs per event, which an "
+            "Autoscaler (replicas of one /scale target) cannot do; keep it on KEDA"
+        )
     if not isinstance(kind, str) or kind not in by_kind:
         raise ConvertError(
             f"{where(doc)}: kind {kind!r} cannot be converted "

@@ -45,14 +45,15 @@ async def test_converted_rules_serve_the_keda_queries(aiohttp_client, prometheus
         ],
     )
     text, names = rules_of(ex.KEDA_SPEC_ALL_FIELDS, ex.KEDA_IDLE_AND_MODIFIERS)
-    assert names == ["worker-queue", "api-trig_one", "api-trig_two"]
+    assert names == ["worker-queue", "api-formula"]
     stack = await make_stack(prometheus.url, lister=FakeLister(), rules=text)
     try:
         await stack.discover()
         client = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
         listed = await (await client.get(EM)).json()
         assert sorted(r["name"] for r in listed["resources"]) == sorted(names)
-        want = {"worker-queue": "42", "api-trig_one": "0", "api-trig_two": "12"}
+        # the formula (trig_one + trig_two) / 2 over an empty result (0) and 7 + 5
+        want = {"worker-queue": "42", "api-formula": "6"}
         for name, value in want.items():
             resp = await client.get(f"{EM}/namespaces/jobs/{name}")
             assert resp.status == 200, await resp.text()

@@ -1,0 +1,158 @@
+"""A ScaledObject's triggers (and its scalingModifiers formula) to the Autoscaler's metrics,
+schedules and the adapter rules they need."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from autoscaler.convert.keda_cron import cron_schedule
+from autoscaler.convert.keda_formula import formula_promql
+from autoscaler.convert.keda_triggers import convert_trigger, prometheus_scalar, rule_for
+from autoscaler.convert.model import ConvertError, Note
+
+__all__ = ["Triggers", "convert_triggers"]
+
+# the first year of firings a cron pair is checked over (fixed: convert is pure)
+CRON_SINCE = datetime(2026, 1, 1)
+
+
+@dataclass
+class Triggers:
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    schedules: list[dict[str, Any]] = field(default_factory=list)
+
+
+def convert_triggers(
+    spec: Mapping[str, Any], *, owner: str, to_zero: bool, max_replicas: int, notes: list[Note]
+) -> Triggers:
+    triggers = spec.get("triggers")
+    if not isinstance(triggers, list) or not triggers:
+        raise ConvertError("spec.triggers: at least one trigger is required")
+    advanced = spec.get("advanced")
+    modifiers = advanced.get("scalingModifiers") if isinstance(advanced, Mapping) else None
+    formula = modifiers.get("formula") if isinstance(modifiers, Mapping) else None
+    out = Triggers()
+    prometheus: dict[str, tuple[int, Mapping[str, Any]]] = {}
+    for i, trigger in enumerate(triggers):
+        at = f"spec.triggers[{i}]"
+        if not isinstance(trigger, Mapping):
+            raise ConvertError(f"{at}: expected an object")
+        if trigger.get("type") == "cron":
+            schedule, cron_notes = cron_schedule(
+                trigger, at=at, index=i, max_replicas=max_replicas, since=CRON_SINCE
+            )
+            notes.extend(cron_notes)
+            if schedule is not None:
+                out.schedules.append(schedule)
+            continue
+        if formula and trigger.get("type") == "prometheus":
+            prometheus[str(trigger.get("name") or "")] = (i, trigger)
+            continue
+        got = convert_trigger(trigger, at=at, owner=owner, scale_to_zero=to_zero)
+        notes.extend(got.notes)
+        if got.metric is not None:
+            out.metrics.append(got.metric)
+        if got.rule is not None:
+            out.rules.append(got.rule)
+    if formula and isinstance(modifiers, Mapping):
+        _formula(modifiers, prometheus, owner=owner, to_zero=to_zero, out=out, notes=notes)
+    if not out.metrics and not out.schedules:
+        dropped = "; ".join(f"{n.field}: {n.message}" for n in notes if n.field.endswith("]"))
+        raise ConvertError(f"spec.triggers: no trigger could be converted ({dropped})")
+    if not any(m["type"] == "External" for m in out.metrics):
+        if not out.schedules and to_zero:
+            raise ConvertError(
+                "spec.minReplicaCount: 0 needs a prometheus or cron trigger "
+                "(cpu/memory alone cannot)"
+            )
+        if out.schedules and (to_zero or not out.metrics):
+            _idle(owner, to_zero, out, notes)
+    return out
+
+
+def _idle(owner: str, to_zero: bool, out: Triggers, notes: list[Note]) -> None:
+    """Schedules only: a metric that is always 0 and never active, so that the Autoscaler
+    rests at minReplicas between windows (the HPA API needs a metric to scale on, and an
+    External one to reach 0)."""
+    name = f"{owner}-idle"
+    metric: dict[str, Any] = {
+        "type": "External",
+        "external": {
+            "metric": {"name": name},
+            "target": {"type": "AverageValue", "averageValue": "1"},
+        },
+    }
+    if to_zero:
+        metric["activation"] = {"threshold": "0"}
+    out.metrics.append(metric)
+    # discovery lists the metric while the series `up` exists (any Prometheus that scrapes)
+    out.rules.append(
+        {
+            "seriesQuery": "up",
+            "resources": {"namespaced": False},
+            "name": {"matches": "^up$", "as": name},
+            "metricsQuery": "vector(0)",
+        }
+    )
+    notes.append(
+        Note(
+            "spec.triggers",
+            f"only cron triggers scale here: added the metric {name} (always 0, never active; "
+            "its rule reads vector(0) and is listed while Prometheus has the series `up`) so "
+            "that the Autoscaler rests at minReplicas between the windows",
+            False,
+        )
+    )
+
+
+def _formula(
+    modifiers: Mapping[str, Any],
+    prometheus: dict[str, tuple[int, Mapping[str, Any]]],
+    *,
+    owner: str,
+    to_zero: bool,
+    out: Triggers,
+    notes: list[Note],
+) -> None:
+    at = "spec.advanced.scalingModifiers"
+    scalars = {}
+    first_query = ""
+    for name, (i, trigger) in prometheus.items():
+        if name:
+            query, trigger_notes = prometheus_scalar(trigger, at=f"spec.triggers[{i}]")
+            scalars[name] = query
+            notes.extend(trigger_notes)
+            first_query = first_query or str(trigger["metadata"]["query"])
+    formula = str(modifiers.get("formula"))
+    promql = f"vector({formula_promql(formula, scalars, at=f'{at}.formula')})"
+    target = modifiers.get("target")
+    try:
+        if target is None or float(str(target)) <= 0:
+            raise ValueError
+    except ValueError as err:
+        raise ConvertError(f"{at}.target: a positive number is required, not {target!r}") from err
+    kind = modifiers.get("metricType") or "AverageValue"
+    if kind not in ("AverageValue", "Value"):
+        raise ConvertError(f"{at}.metricType: {kind!r}: AverageValue or Value")
+    key = "averageValue" if kind == "AverageValue" else "value"
+    name = f"{owner}-formula"
+    metric: dict[str, Any] = {
+        "type": "External",
+        "external": {"metric": {"name": name}, "target": {"type": kind, key: str(target)}},
+    }
+    if to_zero:
+        metric["activation"] = {"threshold": str(modifiers.get("activationTarget") or "0")}
+    out.metrics.append(metric)
+    out.rules.append(rule_for(name, first_query, promql, at=f"{at}.formula"))
+    notes.append(
+        Note(
+            at,
+            f"carried as the metric {name}: one adapter rule computes the formula over the "
+            "triggers' queries (KEDA scales on the formula alone, as here)",
+            False,
+        )
+    )
