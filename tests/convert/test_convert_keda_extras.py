@@ -1,0 +1,134 @@
+"""cron triggers, force-activation, cooldownPeriod 0, formulas that cannot be said, ScaledJob
+and unsupported trigger types: what they become, or the message that names them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from autoscaler.convert import ConvertError, convert
+from tests.convert import examples as ex
+
+
+def test_the_cron_page_example_becomes_a_schedule_and_an_idle_metric():
+    got = convert(ex.load(ex.KEDA_CRON))
+    spec = got.autoscaler["spec"]
+    assert spec["schedules"] == [
+        {
+            "name": "cron-0",
+            "schedule": "0 6 * * *",
+            "timeZone": "Asia/Kolkata",
+            "duration": "14h",
+            "minReplicas": 10,
+        }
+    ]
+    assert spec["minReplicas"] == 0
+    (metric,) = spec["metrics"]
+    assert metric["external"]["metric"]["name"] == "cron-scaledobject-idle"
+    assert metric["activation"] == {"threshold": "0"}
+    (rule,) = got.external_rules
+    assert rule["metricsQuery"] == "vector(0)"
+    assert not got.changes_behaviour
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [
+        pytest.param("0 8 * * 1-5", "0 18 * * 1-4,6", "not all as long (10h, 34h)", id="uneven"),
+        pytest.param("0 * * * *", "0 8 * * *", "another start before an end", id="starts-pile"),
+    ],
+)
+def test_a_cron_pair_that_is_not_one_window_is_named(start, end, message):
+    doc = ex.load(ex.KEDA_CRON)
+    doc["spec"]["triggers"].append(
+        {"type": "prometheus", "metadata": {"query": "sum(q)", "threshold": "1"}}
+    )
+    doc["spec"]["triggers"][0]["metadata"].update(start=start, end=end)
+    got = convert(doc)
+    (note,) = [n for n in got.notes if n.field == "spec.triggers[0]"]
+    assert message in note.message
+    assert note.changes_behaviour
+    assert "schedules" not in got.autoscaler["spec"]
+
+
+def test_a_window_crossing_dst_is_named():
+    doc = ex.load(ex.KEDA_CRON)
+    doc["spec"]["triggers"][0]["metadata"].update(
+        timezone="Europe/Berlin", start="0 1 * * *", end="0 5 * * *"
+    )
+    got = convert(doc)
+    assert [n.message[:40] for n in got.notes if n.changes_behaviour] == [
+        "a window that a DST change in Europe/Ber"
+    ]
+
+
+def test_cooldown_0_maps_to_0_and_absent_to_keda_300():
+    assert convert(ex.load(ex.KEDA_COOLDOWN_0)).autoscaler["spec"]["scaleToZero"] == {
+        "cooldownSeconds": 0
+    }
+    assert convert(ex.load(ex.KEDA_PROMETHEUS)).autoscaler["spec"]["scaleToZero"] == {
+        "cooldownSeconds": 300
+    }
+
+
+def test_force_activation_is_a_floor_of_at_least_1():
+    got = convert(ex.load(ex.KEDA_FORCED_COOLDOWN_0))
+    spec = got.autoscaler["spec"]
+    assert (spec["minReplicas"], "scaleToZero" in spec) == (2, False)
+    assert "annotations" not in got.autoscaler["metadata"]
+    (note,) = [n for n in got.notes if "force-activation" in n.field]
+    assert "minReplicas of at least 1" in note.message
+
+
+@pytest.mark.parametrize(
+    ("formula", "message"),
+    [
+        pytest.param("max(trig_one, 2)", "function max() is not converted", id="function"),
+        pytest.param("trig_one ?? 1", "`??`", id="nil-coalescing"),
+        pytest.param("trig_three + 1", "'trig_three' is not the name", id="unknown-name"),
+        pytest.param("trig_one % 2", "'% 2' is not in the subset", id="modulo"),
+        pytest.param("(trig_one", "expected ')'", id="unclosed"),
+    ],
+)
+def test_a_formula_outside_the_subset_is_refused_naming_it(formula, message):
+    doc = ex.load(ex.KEDA_IDLE_AND_MODIFIERS)
+    doc["spec"]["advanced"]["scalingModifiers"]["formula"] = formula
+    with pytest.raises(ConvertError, match=r"spec\.advanced\.scalingModifiers\.formula: ") as err:
+        convert(doc)
+    assert message in str(err.value)
+
+
+def test_a_formula_with_a_ternary_and_comparisons():
+    doc = ex.load(ex.KEDA_IDLE_AND_MODIFIERS)
+    doc["spec"]["advanced"]["scalingModifiers"].update(
+        formula="trig_one > 1 && trig_two >= 2 ? trig_two : 0", activationTarget="3"
+    )
+    got = convert(doc)
+    (metric,) = got.autoscaler["spec"]["metrics"]
+    assert metric["activation"] == {"threshold": "3"}
+    (rule,) = got.external_rules
+    assert rule["metricsQuery"].startswith("vector(scalar((vector(")
+
+
+def test_an_unsupported_trigger_alone_names_itself_and_the_route():
+    with pytest.raises(ConvertError) as err:
+        convert(ex.load(ex.UNSUPPORTED_WORKLOAD_ONLY))
+    assert "spec.triggers[0]: trigger type 'kubernetes-workload' is not converted" in str(err.value)
+    assert "kube-state-metrics" in str(err.value)
+
+
+def test_a_scaled_job_is_named_and_exits_1_while_the_rest_converts(tmp_path):
+    job = "apiVersion: keda.sh/v1alpha1\nkind: ScaledJob\nmetadata: {name: j}\nspec: {}\n"
+    out = subprocess.run(
+        [sys.executable, "-m", "autoscaler", "convert", "-", "--rules-out", str(tmp_path / "r")],
+        input=ex.KEDA_PROMETHEUS + "---\n" + job,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 1, out.stderr
+    assert "kind: Autoscaler" in out.stdout
+    assert "ScaledJob default/j: not converted" in out.stderr
