@@ -19,31 +19,32 @@ from dataclasses import dataclass
 
 from autoscaler.convert.model import ConvertError
 
-__all__ = ["formula_promql"]
+__all__ = ["formula_names", "formula_promql"]
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
     r"|(?P<op>\*\*|==|!=|<=|>=|&&|\|\||\?\?|[-+*/^()<>!?:,.]))"
 )
 _WORDS = {"and": "&&", "or": "||", "not": "!"}
-# binding powers, lowest first, as expr-lang's precedence: ?: < || < && < compare < + - < * /
-# < ^ ** (right-associative) < unary
+# expr-lang's precedences (parser/operator/operator.go): an operator binds while its
+# precedence is at least the floor; `**` and `^` are right-associative
 _BINARY = {
     "||": 10,
-    "&&": 20,
-    "==": 30,
-    "!=": 30,
-    "<": 30,
-    ">": 30,
-    "<=": 30,
-    ">=": 30,
-    "+": 40,
-    "-": 40,
-    "*": 50,
-    "/": 50,
-    "^": 60,
-    "**": 60,
+    "&&": 15,
+    "==": 20,
+    "!=": 20,
+    "<": 20,
+    ">": 20,
+    "<=": 20,
+    ">=": 20,
+    "+": 30,
+    "-": 30,
+    "*": 60,
+    "/": 60,
+    "^": 100,
+    "**": 100,
 }
+_UNARY = {"-": 90, "+": 90, "!": 50}
 _COMPARE = {"==", "!=", "<", ">", "<=", ">="}
 
 
@@ -60,6 +61,11 @@ def formula_promql(formula: str, scalars: Mapping[str, str], *, at: str) -> str:
     if parser.pos != len(parser.tokens):
         raise ConvertError(f"{at}: unexpected {parser.tokens[parser.pos][1]!r}")
     return expr
+
+
+def formula_names(formula: str, *, at: str) -> set[str]:
+    """The names the formula reads (trigger names, if it is valid)."""
+    return {text for kind, text in _tokens(formula, at) if kind == "name"}
 
 
 def _tokens(formula: str, at: str) -> list[tuple[str, str]]:
@@ -102,26 +108,30 @@ class _Parser:
         return token
 
     def expression(self, floor: int) -> str:
+        """expr-lang's parseExpression: operators of precedence >= floor, then (at the top
+        of an expression) `cond ? a : b`, which chains."""
         left = self.operand()
-        while (token := self.peek()) is not None:
+        compared = False
+        while (token := self.peek()) is not None and token[0] == "op":
             op = token[1]
-            if op == "?" and floor == 0:
-                self.take("?")
-                then = self.expression(0)
-                self.take(":")
-                otherwise = self.expression(0)
-                left = _ternary(left, then, otherwise)
-                continue
             if op == "??":
                 raise ConvertError(
                     f"{self.at}: `??` (KEDA's per-trigger fallback) is not converted"
                 )
-            power = _BINARY.get(op) if token[0] == "op" else None
-            if power is None or power <= floor:
+            power = _BINARY.get(op)
+            if power is None or power < floor:
                 break
+            if op in _COMPARE and compared:  # expr-lang reads a < b < c as a < b && b < c
+                raise ConvertError(f"{self.at}: a chained comparison is not converted")
+            compared = op in _COMPARE
             self.take()
-            right = self.expression(power - 1 if op in ("^", "**") else power)
+            right = self.expression(power if op in ("^", "**") else power + 1)
             left = _binary(op, left, right)
+        while floor == 0 and self.peek() == ("op", "?"):
+            self.take("?")
+            then = self.expression(0)
+            self.take(":")
+            left = _ternary(left, then, self.expression(0))
         return left
 
     def operand(self) -> str:
@@ -141,12 +151,11 @@ class _Parser:
             inner = self.expression(0)
             self.take(")")
             return inner
-        if text == "-":
-            return f"(-{self.expression(70)})"
-        if text == "+":
-            return self.expression(70)
-        if text == "!":
-            return f"(1 - {_truth(self.expression(70))})"
+        if text in _UNARY:
+            operand = self.expression(_UNARY[text])
+            if text == "-":
+                return f"(-{operand})"
+            return operand if text == "+" else f"(1 - {_truth(operand)})"
         raise ConvertError(f"{self.at}: unexpected {text!r}")
 
 

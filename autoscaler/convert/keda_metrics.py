@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from autoscaler.convert.keda_cron import cron_schedule
-from autoscaler.convert.keda_formula import formula_promql
-from autoscaler.convert.keda_triggers import convert_trigger, prometheus_scalar, rule_for
+from autoscaler.convert.keda_formula import formula_names, formula_promql
+from autoscaler.convert.keda_triggers import convert_trigger, number, prometheus_scalar, rule_for
 from autoscaler.convert.model import ConvertError, Note
 
 __all__ = ["Triggers", "convert_triggers"]
@@ -36,11 +36,14 @@ def convert_triggers(
     modifiers = advanced.get("scalingModifiers") if isinstance(advanced, Mapping) else None
     formula = modifiers.get("formula") if isinstance(modifiers, Mapping) else None
     out = Triggers()
-    prometheus: dict[str, tuple[int, Mapping[str, Any]]] = {}
+    folded: list[tuple[int, Mapping[str, Any]]] = []  # the triggers a formula combines
     for i, trigger in enumerate(triggers):
         at = f"spec.triggers[{i}]"
         if not isinstance(trigger, Mapping):
             raise ConvertError(f"{at}: expected an object")
+        if formula and trigger.get("type") not in ("cpu", "memory"):
+            folded.append((i, trigger))  # KEDA keeps only cpu/memory beside the formula
+            continue
         if trigger.get("type") == "cron":
             schedule, cron_notes = cron_schedule(
                 trigger, at=at, index=i, max_replicas=max_replicas, since=CRON_SINCE
@@ -49,9 +52,6 @@ def convert_triggers(
             if schedule is not None:
                 out.schedules.append(schedule)
             continue
-        if formula and trigger.get("type") == "prometheus":
-            prometheus[str(trigger.get("name") or "")] = (i, trigger)
-            continue
         got = convert_trigger(trigger, at=at, owner=owner, scale_to_zero=to_zero)
         notes.extend(got.notes)
         if got.metric is not None:
@@ -59,7 +59,7 @@ def convert_triggers(
         if got.rule is not None:
             out.rules.append(got.rule)
     if formula and isinstance(modifiers, Mapping):
-        _formula(modifiers, prometheus, owner=owner, to_zero=to_zero, out=out, notes=notes)
+        _formula(modifiers, folded, owner=owner, to_zero=to_zero, out=out, notes=notes)
     if not out.metrics and not out.schedules:
         dropped = "; ".join(f"{n.field}: {n.message}" for n in notes if n.field.endswith("]"))
         raise ConvertError(f"spec.triggers: no trigger could be converted ({dropped})")
@@ -111,7 +111,7 @@ def _idle(owner: str, to_zero: bool, out: Triggers, notes: list[Note]) -> None:
 
 def _formula(
     modifiers: Mapping[str, Any],
-    prometheus: dict[str, tuple[int, Mapping[str, Any]]],
+    folded: list[tuple[int, Mapping[str, Any]]],
     *,
     owner: str,
     to_zero: bool,
@@ -119,15 +119,36 @@ def _formula(
     notes: list[Note],
 ) -> None:
     at = "spec.advanced.scalingModifiers"
+    formula = str(modifiers.get("formula"))
+    used = formula_names(formula, at=f"{at}.formula")
     scalars = {}
     first_query = ""
-    for name, (i, trigger) in prometheus.items():
-        if name:
-            query, trigger_notes = prometheus_scalar(trigger, at=f"spec.triggers[{i}]")
-            scalars[name] = query
+    for i, trigger in folded:
+        where, kind, name = f"spec.triggers[{i}]", trigger.get("type"), trigger.get("name")
+        if not isinstance(name, str) or not name:
+            raise ConvertError(
+                f"{where}.name: required beside scalingModifiers.formula (KEDA "
+                "refuses an unnamed trigger there too)"
+            )
+        if name not in used:
+            notes.append(
+                Note(
+                    where,
+                    "not read by scalingModifiers.formula: no effect (KEDA "
+                    "scales on the formula alone): not carried over",
+                    False,
+                )
+            )
+        elif kind != "prometheus":
+            raise ConvertError(
+                f"{at}.formula: {name!r} is a {kind!r} trigger: only prometheus "
+                "triggers' values can be computed in the adapter's PromQL"
+            )
+        else:
+            query, trigger_notes = prometheus_scalar(trigger, at=where)
+            scalars[str(name)] = query
             notes.extend(trigger_notes)
             first_query = first_query or str(trigger["metadata"]["query"])
-    formula = str(modifiers.get("formula"))
     promql = f"vector({formula_promql(formula, scalars, at=f'{at}.formula')})"
     target = modifiers.get("target")
     try:
@@ -145,7 +166,8 @@ def _formula(
         "external": {"metric": {"name": name}, "target": {"type": kind, key: str(target)}},
     }
     if to_zero:
-        metric["activation"] = {"threshold": str(modifiers.get("activationTarget") or "0")}
+        activation = modifiers.get("activationTarget") or "0"
+        metric["activation"] = {"threshold": number(activation, f"{at}.activationTarget")}
     out.metrics.append(metric)
     out.rules.append(rule_for(name, first_query, promql, at=f"{at}.formula"))
     notes.append(

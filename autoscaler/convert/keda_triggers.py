@@ -11,7 +11,7 @@ from typing import Any
 from autoscaler.convert.model import ConvertError, Note, as_int
 from autoscaler.convert.promql import QueryError, first_selector
 
-__all__ = ["Converted", "convert_trigger", "prometheus_scalar", "rule_for"]
+__all__ = ["Converted", "convert_trigger", "number", "prometheus_scalar", "rule_for"]
 
 # metadata keys read below; any other key is named in a note
 PROMETHEUS_KEYS = frozenset(
@@ -86,7 +86,7 @@ def _prometheus(
     }
     if scale_to_zero:
         # KEDA's default activation: active when the value is above 0
-        threshold = _number(
+        threshold = number(
             meta.get("activationThreshold", "0"), f"{at}.metadata.activationThreshold"
         )
         metric["activation"] = {"threshold": threshold}
@@ -180,7 +180,7 @@ def _rule(name: str, query: str, *, ignore_null: bool, at: str) -> dict[str, Any
 
 def _target(trigger: Mapping[str, Any], meta: Mapping[str, Any], at: str) -> dict[str, Any]:
     kind = trigger.get("metricType", "AverageValue")
-    threshold = _number(_required(meta, "threshold", at), f"{at}.metadata.threshold")
+    threshold = number(_required(meta, "threshold", at), f"{at}.metadata.threshold")
     if kind == "AverageValue":
         return {"type": "AverageValue", "averageValue": threshold}
     if kind == "Value":
@@ -238,7 +238,7 @@ def _required(meta: Mapping[str, Any], key: str, at: str) -> Any:
     return meta[key]
 
 
-def _number(value: Any, field: str) -> str:
+def number(value: Any, field: str) -> str:
     """A KEDA threshold (a string or a number) as a Kubernetes quantity string."""
     try:
         float(str(value))

@@ -132,3 +132,60 @@ def test_a_scaled_job_is_named_and_exits_1_while_the_rest_converts(tmp_path):
     assert out.returncode == 1, out.stderr
     assert "kind: Autoscaler" in out.stdout
     assert "ScaledJob default/j: not converted" in out.stderr
+
+
+KAFKA = {"type": "kafka", "name": "lag", "metadata": {"topic": "t"}}
+CRON = {
+    "type": "cron",
+    "name": "day",
+    "metadata": {
+        "timezone": "UTC",
+        "start": "0 8 * * *",
+        "end": "0 18 * * *",
+        "desiredReplicas": "3",
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("extra", "formula", "message"),
+    [
+        pytest.param(KAFKA, "trig_one + lag", "'lag' is a 'kafka' trigger", id="kafka-in-formula"),
+        pytest.param(
+            {"type": "prometheus", "metadata": {}},
+            "trig_one",
+            "spec.triggers[2].name: required",
+            id="unnamed",
+        ),
+        pytest.param(CRON, "trig_one + day", "'day' is a 'cron' trigger", id="cron-in-formula"),
+    ],
+)
+def test_what_a_formula_cannot_combine_is_refused(extra, formula, message):
+    doc = ex.load(ex.KEDA_IDLE_AND_MODIFIERS)
+    doc["spec"]["triggers"].append(extra)
+    doc["spec"]["advanced"]["scalingModifiers"]["formula"] = formula
+    with pytest.raises(ConvertError) as err:
+        convert(doc)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("extra", [KAFKA, CRON], ids=["kafka", "cron"])
+def test_a_trigger_the_formula_does_not_read_has_no_effect_as_in_keda(extra):
+    doc = ex.load(ex.KEDA_IDLE_AND_MODIFIERS)
+    doc["spec"]["triggers"].append(extra)
+    got = convert(doc)
+    assert "schedules" not in got.autoscaler["spec"]
+    (note,) = [n for n in got.notes if n.field == "spec.triggers[2]"]
+    assert (note.changes_behaviour, "not read by scalingModifiers.formula" in note.message) == (
+        False,
+        True,
+    )
+
+
+def test_cpu_beside_a_formula_stays_a_resource_metric():
+    doc = ex.load(ex.KEDA_IDLE_AND_MODIFIERS)
+    doc["spec"]["triggers"].append(
+        {"type": "cpu", "metricType": "Utilization", "metadata": {"value": "70"}}
+    )
+    kinds = [m["type"] for m in convert(doc).autoscaler["spec"]["metrics"]]
+    assert kinds == ["Resource", "External"]
