@@ -89,6 +89,13 @@ def _convert(doc: Mapping[str, Any], spec: Mapping[str, Any], name: str) -> Conv
     got = convert_triggers(
         spec, owner=name, to_zero=to_zero, max_replicas=new["maxReplicas"], notes=notes
     )
+    if got.always_active:
+        to_zero = False
+        keda_min = as_int(spec.get("minReplicaCount", DEFAULT_MIN), "spec.minReplicaCount")
+        new["minReplicas"] = max(keda_min, 1)
+        notes[:] = [n for n in notes if n.field != "spec.idleReplicaCount"]
+        if "idleReplicaCount" in spec:
+            notes.append(Note("spec.idleReplicaCount", "KEDA never idles it: no effect", False))
     new["metrics"] = got.metrics
     if got.schedules:
         new["schedules"] = got.schedules

@@ -24,6 +24,8 @@ class Triggers:
     metrics: list[dict[str, Any]] = field(default_factory=list)
     rules: list[dict[str, Any]] = field(default_factory=list)
     schedules: list[dict[str, Any]] = field(default_factory=list)
+    # cpu/memory alone: KEDA counts the ScaledObject as always active, so never at 0
+    always_active: bool = False
 
 
 def convert_triggers(
@@ -65,13 +67,18 @@ def convert_triggers(
         raise ConvertError(f"spec.triggers: no trigger could be converted ({dropped})")
     if not any(m["type"] == "External" for m in out.metrics):
         if not out.schedules and to_zero:
-            raise ConvertError(
-                "spec.minReplicaCount: 0 needs a prometheus or cron trigger "
-                "(cpu/memory alone cannot)"
-            )
+            out.always_active = True  # pkg/scaling/scale_handler.go: "we enforce the IsActive"
+            notes.append(Note("spec.minReplicaCount", _ALWAYS_ACTIVE, False))
+            return out
         if out.schedules and (to_zero or not out.metrics):
             _idle(owner, to_zero, out, notes)
     return out
+
+
+_ALWAYS_ACTIVE = (
+    "0 with cpu/memory triggers alone: KEDA keeps such a ScaledObject active, never at 0 "
+    "(its HPA's minimum is 1); carried as minReplicas of at least 1"
+)
 
 
 def _idle(owner: str, to_zero: bool, out: Triggers, notes: list[Note]) -> None:

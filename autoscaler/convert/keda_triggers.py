@@ -26,8 +26,15 @@ ADAPTER_WIDE = {
     "authModes": "authentication is the adapter's (--prometheus-token-file, --prometheus-ca-file, "
     "--prometheus-client-tls-cert-file, --prometheus-auth-config)",
     "unsafeSsl": "the adapter always verifies TLS; give it the CA (--prometheus-ca-file)",
+    "timeout": "the adapter's --prometheus-timeout applies to every query",
+    "awsRegion": "the adapter does not sign requests with AWS SigV4: put a SigV4 proxy "
+    "(aws-sigv4-proxy) in front of Amazon Managed Prometheus and point --prometheus-url at it",
+    "identityOwner": "KEDA's pod identity: the adapter authenticates with its own flags "
+    "(--prometheus-token-file, --prometheus-auth-config)",
 }
 NAME_CHARS = re.compile(r"[^a-z0-9_.-]+")
+# the series a rule whose query reads none is listed by: any Prometheus that scrapes has it
+NO_SERIES = "up"
 # the closest route through Prometheus for the commonest other scalers, one line each
 EXPORTER_ROUTES = {
     "kafka": "kafka_exporter's kafka_consumergroup_lag, in a prometheus trigger",
@@ -91,7 +98,16 @@ def _prometheus(
         )
         metric["activation"] = {"threshold": threshold}
     rule = _rule(name, query, ignore_null=_bool(meta.get("ignoreNullValues", True)), at=at)
-    return Converted(metric, rule, tuple(_prometheus_notes(trigger, meta, at, scale_to_zero)))
+    notes = _prometheus_notes(trigger, meta, at, scale_to_zero)
+    if first_selector(query) is None:  # valid: _rule has parsed it
+        notes.append(Note(f"{at}.metadata.query", _NO_SERIES, False))
+    return Converted(metric, rule, tuple(notes))
+
+
+_NO_SERIES = (
+    "reads no series: the adapter lists the metric while Prometheus has the series `up` "
+    "(any Prometheus that scrapes a target)"
+)
 
 
 def _prometheus_notes(
@@ -114,7 +130,7 @@ def _prometheus_notes(
         notes.append(Note(f"{at}.authenticationRef", ADAPTER_WIDE["authModes"], True))
     for key in meta:
         if key in ADAPTER_WIDE:
-            harmless = key == "unsafeSsl" and not _bool(meta[key])
+            harmless = key == "timeout" or (key == "unsafeSsl" and not _bool(meta[key]))
             notes.append(Note(f"{m}.{key}", ADAPTER_WIDE[key], not harmless))
         elif key not in PROMETHEUS_KEYS:
             notes.append(Note(f"{m}.{key}", "not a field this converter knows: dropped", True))
@@ -160,14 +176,13 @@ def _rule(name: str, query: str, *, ignore_null: bool, at: str) -> dict[str, Any
         selector = first_selector(query)
     except QueryError as err:
         raise ConvertError(f"{at}.metadata.query: not valid PromQL: {err}") from err
-    if selector is None:
-        raise ConvertError(
-            f"{at}.metadata.query: reads no series, so the adapter's discovery cannot list it"
-        )
-    # discovery lists the metric while any series of the name exists (the query's own
-    # matchers may leave none, which the query then reads as 0 or as an error, as in KEDA)
-    series_query = selector.name or selector.text
-    matches = f"^{re.escape(selector.name)}$" if selector.name else ".*"
+    if selector is None:  # `vector(100)`: listed while Prometheus has any `up` series
+        series_query, matches = NO_SERIES, f"^{NO_SERIES}$"
+    else:
+        # discovery lists the metric while any series of the name exists (the query's own
+        # matchers may leave none, which the query then reads as 0 or as an error, as in KEDA)
+        series_query = selector.name or selector.text
+        matches = f"^{re.escape(selector.name)}$" if selector.name else ".*"
     # ignoreNullValues (KEDA's default): an empty result reads as 0, not as an error
     promql = f"({query}) or vector(0)" if ignore_null else query
     return {

@@ -324,11 +324,6 @@ def test_scaled_object_converts(case: Case):
             id="bad-promql",
         ),
         pytest.param(
-            {"query": "vector(3)"},
-            r"spec\.triggers\[0\]\.metadata\.query: reads no series",
-            id="no-series",
-        ),
-        pytest.param(
             {"activationThreshold": "-"},
             r"spec\.triggers\[0\]\.metadata\.activationThreshold: '-' is not a number",
             id="activation",
@@ -359,11 +354,6 @@ def test_bad_trigger_metadata_is_named(patch, message):
         ),
         pytest.param(
             {"fallback": {"replicas": 2}}, r"failureThreshold: required", id="fallback-threshold"
-        ),
-        pytest.param(
-            {"triggers": [{"type": "cpu", "metadata": {"value": "50"}}]},
-            r"spec\.minReplicaCount: 0 needs a prometheus or cron trigger",
-            id="zero-with-cpu-only",
         ),
         pytest.param(
             {

@@ -3,13 +3,16 @@ and unsupported trigger types: what they become, or the message that names them.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 from autoscaler.convert import ConvertError, convert
 from tests.convert import examples as ex
+from tests.convert.keda_docs import DOCS, REFUSED
 
 
 def test_the_cron_page_example_becomes_a_schedule_and_an_idle_metric():
@@ -189,3 +192,56 @@ def test_cpu_beside_a_formula_stays_a_resource_metric():
     )
     kinds = [m["type"] for m in convert(doc).autoscaler["spec"]["metrics"]]
     assert kinds == ["Resource", "External"]
+
+
+def test_a_query_that_reads_no_series_is_listed_by_up():
+    doc = ex.load(ex.KEDA_PROMETHEUS)
+    doc["spec"]["triggers"][0]["metadata"]["query"] = "vector(100)"
+    got = convert(doc)
+    (rule,) = got.external_rules
+    assert (rule["seriesQuery"], rule["metricsQuery"]) == ("up", "(vector(100)) or vector(0)")
+    assert "spec.triggers[0].metadata.query" in {n.field for n in got.notes}
+
+
+@pytest.mark.parametrize(
+    ("keda_min", "idle", "want"),
+    [
+        pytest.param(None, None, 1, id="default-0-is-1"),
+        pytest.param(0, None, 1, id="0-is-1"),
+        pytest.param(2, 0, 2, id="idle-0-never-idles"),
+    ],
+)
+def test_cpu_alone_never_rests_at_0_as_in_keda(keda_min, idle, want):
+    doc = ex.load(ex.KEDA_PROMETHEUS)
+    doc["spec"]["triggers"] = [
+        {"type": "cpu", "metricType": "Utilization", "metadata": {"value": "50"}}
+    ]
+    for key, value in (("minReplicaCount", keda_min), ("idleReplicaCount", idle)):
+        if value is not None:
+            doc["spec"][key] = value
+    got = convert(doc)
+    assert got.autoscaler["spec"]["minReplicas"] == want
+    assert "scaleToZero" not in got.autoscaler["spec"]
+    assert not got.changes_behaviour
+
+
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_every_keda_docs_example_converts_or_is_refused_as_keda_refuses_it(name):
+    doc = yaml.safe_load(DOCS[name])
+    if name in REFUSED:
+        with pytest.raises(ConvertError, match=re.escape(REFUSED[name])):
+            convert(doc)
+        return
+    got = convert(doc)
+    assert got.autoscaler["kind"] == "Autoscaler"
+    # what changes behaviour is only what KEDA does that the adapter does elsewhere:
+    # authentication, and the trigger types with no equivalent
+    changed = {n.field for n in got.notes if n.changes_behaviour}
+    assert changed <= {
+        "spec.triggers[0].authenticationRef",
+        "spec.triggers[0].metadata.authModes",
+        "spec.triggers[0].metadata.awsRegion",
+        "spec.triggers[0].metadata.identityOwner",
+        "spec.triggers[1]",  # kubernetes-workload, in KEDA's cpu/memory to-zero tests
+        "spec.idleReplicaCount",  # KEDA's jump from 0 to minReplicaCount
+    }, changed

@@ -10,6 +10,7 @@ import runpy
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,12 +19,13 @@ from autoscaler.core.fields import DocumentError
 from autoscaler.core.spec_rules import check_autoscaler
 from tests.controller.crdcheck import load_crd, validate
 from tests.convert import examples as ex
+from tests.convert.keda_docs import DOCS, REFUSED
 from tests.convert.test_convert_bad_input import paths, replaced
 
 CRD = load_crd()
 OUTPUTS = [
     convert(ex.load(getattr(ex, n))).autoscaler for n in dir(ex) if n.startswith(("KEDA_", "HPA_"))
-]
+] + [convert(yaml.safe_load(text)).autoscaler for n, text in DOCS.items() if n not in REFUSED]
 # no None: the API server prunes a null in a non-nullable field (crdcheck refuses it instead)
 VALUES = st.recursive(
     st.booleans()
