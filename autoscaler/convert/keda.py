@@ -281,8 +281,10 @@ def _metadata(
                 notes.append(Note(at, 'not "true": no effect in KEDA either; dropped', False))
         elif key in KEDA_ONLY_ANNOTATIONS:
             notes.append(Note(at, "about KEDA's own HPA: dropped", False))
+        elif key.split("/", 1)[0].endswith("keda.sh"):  # KEDA's, but not one it documents
+            notes.append(Note(at, "a KEDA annotation this converter does not know: dropped", True))
         elif key not in SERVER_ANNOTATIONS:
-            kept[key] = value
+            kept[key] = value  # a non-string is refused by check_autoscaler, never guessed
     if kept:
         new["annotations"] = kept
     return new

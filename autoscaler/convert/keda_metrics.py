@@ -175,6 +175,8 @@ def _formula(
     if to_zero:
         activation = modifiers.get("activationTarget") or "0"
         metric["activation"] = {"threshold": number(activation, f"{at}.activationTarget")}
+    elif modifiers.get("activationTarget") is not None:
+        notes.append(Note(f"{at}.activationTarget", "no effect without scale to zero", False))
     out.metrics.append(metric)
     out.rules.append(rule_for(name, first_query, promql, at=f"{at}.formula"))
     notes.append(

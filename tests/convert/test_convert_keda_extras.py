@@ -245,3 +245,15 @@ def test_every_keda_docs_example_converts_or_is_refused_as_keda_refuses_it(name)
         "spec.triggers[1]",  # kubernetes-workload, in KEDA's cpu/memory to-zero tests
         "spec.idleReplicaCount",  # KEDA's jump from 0 to minReplicaCount
     }, changed
+
+
+def test_an_unknown_keda_annotation_is_named_and_a_non_string_one_refused():
+    doc = ex.load(ex.KEDA_PROMETHEUS)
+    doc["metadata"]["annotations"] = {"autoscaling.keda.sh/new-thing": "x", "team": "a"}
+    got = convert(doc)
+    assert got.autoscaler["metadata"]["annotations"] == {"team": "a"}
+    (note,) = [n for n in got.notes if "new-thing" in n.field]
+    assert note.changes_behaviour
+    doc["metadata"]["annotations"] = {"team": 1}
+    with pytest.raises(ConvertError, match=r"metadata\.annotations\[team\]: must be a string"):
+        convert(doc)
