@@ -60,7 +60,8 @@ def cron_schedule(
             )
         ]
     (length,) = lengths
-    name = NAME.sub("-", str(trigger.get("name") or f"cron-{index}").lower()).strip("-")
+    # a schedule's name: the trigger's, as the CRD takes it (lowercase, at most 63 characters)
+    name = NAME.sub("-", str(trigger.get("name") or f"cron-{index}").lower())[:63].strip("-")
     schedule = {
         "name": name or f"cron-{index}",
         "schedule": start,
@@ -91,10 +92,18 @@ def cron_schedule(
                 True,
             )
         )
+    if trigger.get("metricType") not in (None, "AverageValue"):
+        notes.append(Note(f"{at}.metricType", _VALUE, True))
     for key in meta:
         if key not in ("timezone", "start", "end", "desiredReplicas"):
             notes.append(Note(f"{at}.metadata.{key}", "not a cron field: dropped", True))
     return schedule, notes
+
+
+_VALUE = (
+    "with Value, KEDA's HPA multiplies the current replicas by desiredReplicas; the schedule "
+    "sets a floor of desiredReplicas, as with AverageValue (KEDA's default)"
+)
 
 
 def _text(meta: Mapping[str, Any], key: str, at: str) -> str:

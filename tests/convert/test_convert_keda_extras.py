@@ -257,3 +257,13 @@ def test_an_unknown_keda_annotation_is_named_and_a_non_string_one_refused():
     doc["metadata"]["annotations"] = {"team": 1}
     with pytest.raises(ConvertError, match=r"metadata\.annotations\[team\]: must be a string"):
         convert(doc)
+
+
+def test_a_cron_trigger_with_value_is_named_and_a_long_name_fits_the_crd():
+    doc = ex.load(ex.KEDA_CRON)
+    trigger = doc["spec"]["triggers"][0]
+    trigger.update(metricType="Value", name="Business Hours " + "x" * 80)
+    got = convert(doc)
+    (schedule,) = got.autoscaler["spec"]["schedules"]
+    assert schedule["name"] == ("business-hours-" + "x" * 80)[:63]
+    assert {n.field for n in got.notes if n.changes_behaviour} == {"spec.triggers[0].metricType"}
