@@ -1,8 +1,9 @@
 """A KEDA ScaledObject to an Autoscaler and the adapter rules its queries need.
 
 Field by field, as docs/migrating.md tabulates: what KEDA does in the operator (0 <-> 1,
-activation, cooldown, fallback, pause) maps onto the Autoscaler's controls; what it hands to
-its HPA (min/max, behavior) maps onto the same HPA fields.
+activation, cooldown, fallback, pause, force-activation) maps onto the Autoscaler's controls;
+what it hands to its HPA (min/max, behavior) maps onto the same HPA fields. The triggers (and a
+scalingModifiers formula) are keda_metrics.py's; cron triggers keda_cron.py's.
 """
 
 from __future__ import annotations
@@ -91,11 +92,7 @@ def _convert(doc: Mapping[str, Any], spec: Mapping[str, Any], name: str) -> Conv
     )
     if got.always_active:
         to_zero = False
-        keda_min = as_int(spec.get("minReplicaCount", DEFAULT_MIN), "spec.minReplicaCount")
-        new["minReplicas"] = max(keda_min, 1)
-        notes[:] = [n for n in notes if n.field != "spec.idleReplicaCount"]
-        if "idleReplicaCount" in spec:
-            notes.append(Note("spec.idleReplicaCount", "KEDA never idles it: no effect", False))
+        _never_idle(spec, new, notes)
     new["metrics"] = got.metrics
     if got.schedules:
         new["schedules"] = got.schedules
@@ -112,6 +109,16 @@ def _convert(doc: Mapping[str, Any], spec: Mapping[str, Any], name: str) -> Conv
     autoscaler = {"apiVersion": API_VERSION, "kind": "Autoscaler", "metadata": metadata}
     autoscaler["spec"] = new
     return Conversion(where(doc), autoscaler, tuple(rules), tuple(notes))
+
+
+def _never_idle(spec: Mapping[str, Any], new: dict[str, Any], notes: list[Note]) -> None:
+    """cpu/memory triggers alone: KEDA counts them always active, so its target never rests
+    below max(minReplicaCount, 1) and idleReplicaCount never applies."""
+    keda_min = as_int(spec.get("minReplicaCount", DEFAULT_MIN), "spec.minReplicaCount")
+    new["minReplicas"] = max(keda_min, 1)
+    notes[:] = [n for n in notes if n.field != "spec.idleReplicaCount"]
+    if "idleReplicaCount" in spec:
+        notes.append(Note("spec.idleReplicaCount", "KEDA never idles it: no effect", False))
 
 
 def _unknown(field: str) -> Note:
