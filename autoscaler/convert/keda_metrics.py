@@ -21,6 +21,10 @@ CRON_SINCE = datetime(2026, 1, 1)
 
 @dataclass
 class Triggers:
+    """What the triggers become, filled trigger by trigger (hence not frozen): the metrics,
+    the adapter rules they read, the schedules, and whether KEDA would count the
+    ScaledObject as always active."""
+
     metrics: list[dict[str, Any]] = field(default_factory=list)
     rules: list[dict[str, Any]] = field(default_factory=list)
     schedules: list[dict[str, Any]] = field(default_factory=list)
