@@ -8,7 +8,9 @@ their queries need to --rules-out (a prometheus-adapter rule file; the chart tak
 `rules.external`), and one line on stderr for every field not carried over as it was.
 
 Exit status: 0 when every Autoscaler behaves as its input; 1 when some field not carried over
-changes behaviour (the output is still written: read the notes); 2 for bad input or usage.
+changes behaviour or an object is not converted (the output is still written: read the notes);
+2 for bad input or usage, or when an Autoscaler would be refused by the API server (nothing is
+written then).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from autoscaler.convert import Conversion, ConvertError, convert
+from autoscaler.convert import Conversion, ConvertError, NotConverted, convert
 
 __all__ = ["main"]
 
@@ -36,10 +38,13 @@ DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
-        description="Convert KEDA ScaledObjects (prometheus, cpu and memory triggers) and "
-        "HorizontalPodAutoscalers (autoscaling/v2, v2beta2, v1) to Autoscalers.",
+        description="Convert KEDA ScaledObjects (prometheus, cron, cpu and memory triggers, "
+        "scalingModifiers formulas over prometheus triggers) and HorizontalPodAutoscalers "
+        "(autoscaling/v2, v2beta2, v1) to Autoscalers. Each Autoscaler is checked against the "
+        "CRD's schema and CEL rules before it is written.",
         epilog="Exit status: 0 converted as it was; 1 some field not carried over changes "
-        "behaviour (see the notes on stderr); 2 bad input. docs/migrating.md has the details.",
+        "behaviour, or an object (a ScaledJob) is not converted (see stderr); 2 bad input, or "
+        "an Autoscaler the API server would refuse. docs/migrating.md has the details.",
     )
     p.add_argument("file", help="YAML with one or more objects, or a List ('-' for stdin)")
     p.add_argument(
@@ -53,8 +58,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    conversions: list[Conversion] = []
+    skipped: list[str] = []
     try:
-        conversions = [convert(doc) for doc in _objects(_read(args.file))]
+        for doc in _objects(_read(args.file)):
+            try:
+                conversions.append(convert(doc))
+            except NotConverted as err:
+                skipped.append(str(err))
     except ConvertError as err:
         return _fail(str(err))
     rules = [r for c in conversions for r in c.external_rules]
@@ -62,9 +73,15 @@ def main(argv: Sequence[str]) -> int:
         return _fail("the converted queries need adapter rules: give --rules-out FILE")
     if rules:
         Path(args.rules_out).write_text(_rules_text(conversions))
-    yaml.dump_all([c.autoscaler for c in conversions], sys.stdout, Dumper=DUMPER, sort_keys=False)
+    if conversions:
+        yaml.dump_all(
+            [c.autoscaler for c in conversions], sys.stdout, Dumper=DUMPER, sort_keys=False
+        )
     _report(conversions, sys.stderr)
-    return EXIT_CHANGES_BEHAVIOUR if any(c.changes_behaviour for c in conversions) else 0
+    for line in skipped:
+        sys.stderr.write(f"{PROG}: {line}\n")
+    changed = skipped or any(c.changes_behaviour for c in conversions)
+    return EXIT_CHANGES_BEHAVIOUR if changed else 0
 
 
 def _read(name: str) -> str:

@@ -7,6 +7,14 @@ a note for every field that could not be carried over). The command line is
 
 from autoscaler.convert.hpa import from_hpa
 from autoscaler.convert.keda import from_scaled_object
-from autoscaler.convert.model import Conversion, ConvertError, Note, convert
+from autoscaler.convert.model import Conversion, ConvertError, NotConverted, Note, convert
 
-__all__ = ["Conversion", "ConvertError", "Note", "convert", "from_hpa", "from_scaled_object"]
+__all__ = [
+    "Conversion",
+    "ConvertError",
+    "NotConverted",
+    "Note",
+    "convert",
+    "from_hpa",
+    "from_scaled_object",
+]

@@ -1,8 +1,9 @@
 """A KEDA ScaledObject to an Autoscaler and the adapter rules its queries need.
 
 Field by field, as docs/migrating.md tabulates: what KEDA does in the operator (0 <-> 1,
-activation, cooldown, fallback, pause) maps onto the Autoscaler's controls; what it hands to
-its HPA (min/max, behavior) maps onto the same HPA fields.
+activation, cooldown, fallback, pause, force-activation) maps onto the Autoscaler's controls;
+what it hands to its HPA (min/max, behavior) maps onto the same HPA fields. The triggers (and a
+scalingModifiers formula) are keda_metrics.py's; cron triggers keda_cron.py's.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autoscaler.convert.keda_triggers import convert_trigger
+from autoscaler.convert.keda_metrics import convert_triggers
 from autoscaler.convert.model import (
     API_VERSION,
     Conversion,
@@ -55,8 +56,12 @@ PAUSE_DIRECTION = {
 }
 KEDA_ONLY_ANNOTATIONS = (
     "scaledobject.keda.sh/transfer-hpa-ownership",
+    "scaledobject.keda.sh/hpa-excluded-labels",
     "validations.keda.sh/hpa-ownership",
 )
+# KEDA treats the ScaledObject as active whatever its triggers say: woken from 0, never put
+# back to 0 (pkg/scaling/executor/scale_scaledobjects.go); here that is minReplicas >= 1
+FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"
 SERVER_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 
 
@@ -75,15 +80,25 @@ def from_scaled_object(doc: Mapping[str, Any]) -> Conversion:
 
 def _convert(doc: Mapping[str, Any], spec: Mapping[str, Any], name: str) -> Conversion:
     notes: list[Note] = [_unknown(f"spec.{k}") for k in spec if k not in SPEC_FIELDS]
-    minimum, to_zero = _min_replicas(spec, notes)
+    forced = _forced(doc)
+    minimum, to_zero = _min_replicas(spec, notes, forced=forced)
     new: dict[str, Any] = {
         "scaleTargetRef": _target_ref(spec, notes),
         "minReplicas": minimum,
         "maxReplicas": as_int(spec.get("maxReplicaCount", DEFAULT_MAX), "spec.maxReplicaCount"),
     }
-    metrics, rules = _triggers(spec, name, to_zero, notes)
-    new["metrics"] = metrics
-    _cooldowns(spec, new, to_zero, notes)
+    got = convert_triggers(
+        spec, owner=name, to_zero=to_zero, max_replicas=new["maxReplicas"], notes=notes
+    )
+    if got.always_active:
+        to_zero = False
+        _never_idle(spec, new, notes)
+    new["metrics"] = got.metrics
+    if got.schedules:
+        new["schedules"] = got.schedules
+    rules = got.rules
+    if not forced:
+        _cooldowns(spec, new, to_zero, notes)
     if "fallback" in spec:
         new["fallback"] = _fallback(spec["fallback"])
     behavior = _advanced(as_mapping(spec.get("advanced"), "spec.advanced"), notes)
@@ -94,6 +109,16 @@ def _convert(doc: Mapping[str, Any], spec: Mapping[str, Any], name: str) -> Conv
     autoscaler = {"apiVersion": API_VERSION, "kind": "Autoscaler", "metadata": metadata}
     autoscaler["spec"] = new
     return Conversion(where(doc), autoscaler, tuple(rules), tuple(notes))
+
+
+def _never_idle(spec: Mapping[str, Any], new: dict[str, Any], notes: list[Note]) -> None:
+    """cpu/memory triggers alone: KEDA counts them always active, so its target never rests
+    below max(minReplicaCount, 1) and idleReplicaCount never applies."""
+    keda_min = as_int(spec.get("minReplicaCount", DEFAULT_MIN), "spec.minReplicaCount")
+    new["minReplicas"] = max(keda_min, 1)
+    notes[:] = [n for n in notes if n.field != "spec.idleReplicaCount"]
+    if "idleReplicaCount" in spec:
+        notes.append(Note("spec.idleReplicaCount", "KEDA never idles it: no effect", False))
 
 
 def _unknown(field: str) -> Note:
@@ -119,10 +144,22 @@ def _target_ref(spec: Mapping[str, Any], notes: list[Note]) -> dict[str, Any]:
     }
 
 
-def _min_replicas(spec: Mapping[str, Any], notes: list[Note]) -> tuple[int, bool]:
+def _forced(doc: Mapping[str, Any]) -> bool:
+    meta = as_mapping(doc.get("metadata"), "metadata")
+    value = as_mapping(meta.get("annotations"), "metadata.annotations").get(FORCE_ACTIVATION)
+    return str(value).strip().lower() == "true"
+
+
+def _min_replicas(spec: Mapping[str, Any], notes: list[Note], *, forced: bool) -> tuple[int, bool]:
     """(minReplicas, scales to zero). idleReplicaCount 0 below minReplicaCount N is KEDA's
     "0 when idle, at least N when active"; the Autoscaler's floor when active is 1."""
     minimum = as_int(spec.get("minReplicaCount", DEFAULT_MIN), "spec.minReplicaCount")
+    if forced:
+        notes.append(Note(f"metadata.annotations[{FORCE_ACTIVATION}]", _FORCED, False))
+        for key in ("idleReplicaCount", "cooldownPeriod", "initialCooldownPeriod"):
+            if key in spec:
+                notes.append(Note(f"spec.{key}", "no effect while activation is forced", False))
+        return max(minimum, 1), False
     idle = spec.get("idleReplicaCount")
     if idle is None or minimum == 0:
         if idle is not None:
@@ -145,30 +182,11 @@ def _min_replicas(spec: Mapping[str, Any], notes: list[Note]) -> tuple[int, bool
     return minimum, False
 
 
-def _triggers(
-    spec: Mapping[str, Any], name: str, to_zero: bool, notes: list[Note]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    triggers = spec.get("triggers")
-    if not isinstance(triggers, list) or not triggers:
-        raise ConvertError("spec.triggers: at least one trigger is required")
-    metrics: list[dict[str, Any]] = []
-    rules: list[dict[str, Any]] = []
-    for i, trigger in enumerate(triggers):
-        if not isinstance(trigger, Mapping):
-            raise ConvertError(f"spec.triggers[{i}]: expected an object")
-        out = convert_trigger(trigger, at=f"spec.triggers[{i}]", owner=name, scale_to_zero=to_zero)
-        notes.extend(out.notes)
-        if out.metric is not None:
-            metrics.append(out.metric)
-        if out.rule is not None:
-            rules.append(out.rule)
-    if not metrics:
-        raise ConvertError("spec.triggers: no trigger could be converted")
-    if to_zero and not any(m["type"] == "External" for m in metrics):
-        raise ConvertError(
-            "spec.minReplicaCount: 0 needs a prometheus trigger (cpu/memory alone cannot)"
-        )
-    return metrics, rules
+_FORCED = (
+    "carried as minReplicas of at least 1 (KEDA keeps a forced ScaledObject active: woken from "
+    "0 and never put back to 0); to scale to zero again, set minReplicas: 0 and scaleToZero, "
+    "or convert the ScaledObject without the annotation"
+)
 
 
 def _cooldowns(
@@ -230,17 +248,15 @@ def _advanced(advanced: Mapping[str, Any], notes: list[Note]) -> dict[str, Any]:
             if value:
                 notes.append(Note(at, _RESTORE, True))
         elif key == "scalingModifiers":
-            notes.append(Note(at, _MODIFIERS, True))
+            if not as_mapping(value, at).get("formula"):
+                notes.append(Note(at, _MODIFIERS, True))
         else:
             notes.append(_unknown(at))
     return behavior
 
 
 _RESTORE = "the Autoscaler leaves the replicas as they are when deleted: not carried over"
-_MODIFIERS = (
-    "a formula over several triggers: not carried over; write it as one PromQL query in a "
-    "single prometheus trigger instead"
-)
+_MODIFIERS = "no formula: KEDA refuses scalingModifiers without one; not carried over"
 
 
 def _metadata(
@@ -267,10 +283,15 @@ def _metadata(
                 notes.append(
                     Note(at, f"carried as spec.behavior.{direction}.selectPolicy: Disabled", False)
                 )
+        elif key == FORCE_ACTIVATION:
+            if str(value).strip().lower() != "true":  # "true" is read by _min_replicas
+                notes.append(Note(at, 'not "true": no effect in KEDA either; dropped', False))
         elif key in KEDA_ONLY_ANNOTATIONS:
             notes.append(Note(at, "about KEDA's own HPA: dropped", False))
+        elif key.split("/", 1)[0].endswith("keda.sh"):  # KEDA's, but not one it documents
+            notes.append(Note(at, "a KEDA annotation this converter does not know: dropped", True))
         elif key not in SERVER_ANNOTATIONS:
-            kept[key] = value
+            kept[key] = value  # a non-string is refused by check_autoscaler, never guessed
     if kept:
         new["annotations"] = kept
     return new

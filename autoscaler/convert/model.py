@@ -10,6 +10,7 @@ __all__ = [
     "API_VERSION",
     "Conversion",
     "ConvertError",
+    "NotConverted",
     "Note",
     "as_int",
     "as_mapping",
@@ -22,6 +23,11 @@ API_VERSION = "promscaler.dev/v1alpha1"
 
 class ConvertError(ValueError):
     """The input cannot be converted at all; the message names the object and the field."""
+
+
+class NotConverted(ConvertError):
+    """A well-formed object of a kind this converter leaves alone (a KEDA ScaledJob): the
+    others are still converted, and the command exits 1."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +105,31 @@ def convert(doc: Mapping[str, Any]) -> Conversion:
         "HorizontalPodAutoscaler": from_hpa,
     }
     kind = doc.get("kind")
+    if kind == "ScaledJob":
+        raise NotConverted(
+            f"{where(doc)}: not converted: a ScaledJob starts Jobs per event, which an "
+            "Autoscaler (replicas of one /scale target) cannot do; keep it on KEDA"
+        )
     if not isinstance(kind, str) or kind not in by_kind:
         raise ConvertError(
             f"{where(doc)}: kind {kind!r} cannot be converted "
             "(expected ScaledObject or HorizontalPodAutoscaler)"
         )
-    return by_kind[kind](doc)
+    conversion = by_kind[kind](doc)
+    _check(conversion)
+    return conversion
+
+
+def _check(conversion: Conversion) -> None:
+    """Refuse to hand out an Autoscaler the API server would refuse (the CRD's schema and CEL
+    rules, as `check_autoscaler` judges them): a conversion is either applicable or an error."""
+    from autoscaler.core.fields import DocumentError
+    from autoscaler.core.spec_rules import check_autoscaler
+
+    try:
+        check_autoscaler(conversion.autoscaler)
+    except DocumentError as err:
+        raise ConvertError(
+            f"{conversion.source}: the Autoscaler it converts to would be refused by the API "
+            f"server: {err}"
+        ) from err

@@ -133,7 +133,7 @@ def _scale_to_zero(obj: Any, path: str) -> ScaleToZero | None:
     if not isinstance(obj, dict):
         raise DocumentError(path, "must be an object")
     d = ScaleToZero()
-    cooldown = as_int(obj, "cooldownSeconds", path, default=d.cooldown_seconds, minimum=1)
+    cooldown = as_int(obj, "cooldownSeconds", path, default=d.cooldown_seconds, minimum=0)
     initial = as_int(
         obj, "initialCooldownSeconds", path, default=d.initial_cooldown_seconds, minimum=0
     )

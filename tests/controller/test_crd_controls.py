@@ -57,6 +57,11 @@ ACCEPTED = [
     pytest.param(obj(minReplicas=0, metrics=[act(5)]), id="integer-threshold"),
     pytest.param(obj(minReplicas=0, metrics=[act("500m")]), id="milli-threshold"),
     pytest.param(obj(fallback={"replicas": 0}), id="fallback-to-zero"),
+    # KEDA's cooldownPeriod: 0, "as soon as nothing is active"
+    pytest.param(
+        obj(minReplicas=0, metrics=[act("0")], scaleToZero={"cooldownSeconds": 0}),
+        id="cooldown-0",
+    ),
     pytest.param(
         obj(schedules=[window(timeZone="America/Argentina/Buenos_Aires", duration="1h30m")]),
         id="three-part-zone-compound-duration",
@@ -85,9 +90,9 @@ REJECTED = [
         id="scale-to-zero-with-min-1",
     ),
     pytest.param(
-        obj(minReplicas=0, metrics=[ext()], scaleToZero={"cooldownSeconds": 0}),
+        obj(minReplicas=0, metrics=[ext()], scaleToZero={"cooldownSeconds": -1}),
         "cooldownSeconds",
-        id="cooldown-0",
+        id="cooldown-negative",
     ),
     pytest.param(obj(fallback={"failureThreshold": 3}), "replicas", id="fallback-without-replicas"),
     pytest.param(obj(fallback={"replicas": 2, "behavior": "Sometimes"}), "behavior", id="enum"),

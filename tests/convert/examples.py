@@ -269,3 +269,75 @@ def load(text: str) -> dict:
     doc = yaml.safe_load(text)
     assert isinstance(doc, dict)
     return doc
+
+
+# keda-docs content/docs/2.21/scalers/cron.md (KEDA 2.21): the cron scaler page's ScaledObject
+KEDA_CRON = """
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata:
+  name: cron-scaledobject
+  namespace: default
+spec:
+  scaleTargetRef:
+    name: my-deployment
+  minReplicaCount: 0
+  cooldownPeriod: 300
+  triggers:
+    - type: cron
+      metadata:
+        timezone: Asia/Kolkata
+        start: 0 6 * * *
+        end: 0 20 * * *
+        desiredReplicas: "10"
+"""
+
+# kedacore/keda tests/internals/force_activation/force_activation_test.go (main, v2.20.1-117):
+# cooldownPeriod 0 and the force-activation annotation, with a prometheus trigger in place of
+# its kubernetes-workload one (same fields otherwise)
+KEDA_FORCED_COOLDOWN_0 = """
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata:
+  name: force-activation-so
+  namespace: default
+  annotations:
+    autoscaling.keda.sh/force-activation: "true"
+spec:
+  scaleTargetRef:
+    name: force-activation-deployment
+  pollingInterval: 5
+  idleReplicaCount: 0
+  minReplicaCount: 2
+  maxReplicaCount: 5
+  cooldownPeriod: 0
+  triggers:
+    - type: prometheus
+      metadata:
+        serverAddress: http://prometheus:9090
+        query: sum(kube_deployment_status_replicas{deployment="monitored"})
+        threshold: '1'
+"""
+
+# the same, without the annotation: cooldownPeriod 0 with scale to zero
+KEDA_COOLDOWN_0 = KEDA_FORCED_COOLDOWN_0.replace(
+    '  annotations:\n    autoscaling.keda.sh/force-activation: "true"\n', ""
+).replace("idleReplicaCount: 0\n  minReplicaCount: 2", "minReplicaCount: 0")
+
+# kedacore/keda tests/internals/force_activation (v2.20): its kubernetes-workload trigger
+UNSUPPORTED_WORKLOAD_ONLY = """
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata:
+  name: workload
+  namespace: default
+spec:
+  scaleTargetRef:
+    name: worker
+  minReplicaCount: 1
+  triggers:
+    - type: kubernetes-workload
+      metadata:
+        podSelector: 'app=monitored'
+        value: '1'
+"""

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from autoscaler.convert import ConvertError, convert
 from tests.convert import examples as ex
+from tests.convert.keda_docs import DOCS
 
-TEXTS = [getattr(ex, n) for n in dir(ex) if n.startswith(("KEDA_", "HPA_"))]
+TEXTS = [getattr(ex, n) for n in dir(ex) if n.startswith(("KEDA_", "HPA_"))] + list(DOCS.values())
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
     lambda inner: (

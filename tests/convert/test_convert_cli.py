@@ -58,9 +58,9 @@ def test_a_field_that_changes_behaviour_exits_1_and_still_writes(tmp_path):
     out = run("-", "--rules-out", str(rules), stdin=ex.KEDA_IDLE_AND_MODIFIERS)
     assert out.returncode == 1, out.stderr
     assert yaml.safe_load(out.stdout)["kind"] == "Autoscaler"
-    assert "spec.advanced.scalingModifiers: CHANGES BEHAVIOUR:" in out.stderr
+    assert "spec.advanced.scalingModifiers: note: carried as the metric api-formula" in out.stderr
     assert "spec.idleReplicaCount: CHANGES BEHAVIOUR:" in out.stderr
-    assert len(load_rules(rules.read_text()).external_rules) == 2
+    assert len(load_rules(rules.read_text()).external_rules) == 1  # the formula's one rule
 
 
 def test_a_kubectl_list_of_several_kinds(tmp_path):

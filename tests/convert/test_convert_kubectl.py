@@ -15,6 +15,7 @@ import yaml
 
 from tests.controller.crdcheck import CRD_PATH
 from tests.convert import examples as ex
+from tests.convert.keda_docs import DOCS, REFUSED
 
 pytestmark = [pytest.mark.kubectl]
 
@@ -23,6 +24,8 @@ EXAMPLES = {
     for name in dir(ex)
     if name.startswith(("KEDA_", "HPA_")) and isinstance(getattr(ex, name), str)
 }
+# every KEDA documentation and e2e example with a prometheus, cron, cpu or memory trigger
+EXAMPLES.update({f"docs-{name}": text for name, text in DOCS.items() if name not in REFUSED})
 
 
 def kubectl(kubeconfig, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -69,11 +72,13 @@ async def test_every_converted_example_is_accepted_by_the_crd(sandbox, tmp_path)
     out = await asyncio.to_thread(kubectl, kc, "apply", "--validate=false", "-f", str(CRD_PATH))
     assert out.returncode == 0, out.stderr
     docs = {n: converted(t, tmp_path / f"{n}.rules.yaml") for n, t in EXAMPLES.items()}
-    for namespace in sorted({d["metadata"]["namespace"] for d in docs.values()} - {"default"}):
+    namespaces = {d["metadata"].get("namespace", "default") for d in docs.values()}
+    for namespace in sorted(namespaces - {"default"}):
         out = await asyncio.to_thread(kubectl, kc, "create", "namespace", namespace)
         assert out.returncode == 0, out.stderr
     for name, doc in docs.items():
         doc["metadata"]["name"] = name.lower().replace("_", "-")  # the HPA examples share one
+        doc["metadata"].setdefault("namespace", "default")
         text = yaml.safe_dump(doc)
         for _ in range(50):  # the CRD is established within a moment
             out = await asyncio.to_thread(kubectl, kc, "apply", "-f", "-", stdin=text)

@@ -12,6 +12,7 @@ from autoscaler.convert import convert
 from tests.adapter.fakes import FakeLister
 from tests.adapter.stack import make_stack, series
 from tests.convert import examples as ex
+from tests.convert.keda_docs import DOCS
 from tests.support.prometheus import remote_write
 
 pytestmark = pytest.mark.prometheus
@@ -45,14 +46,15 @@ async def test_converted_rules_serve_the_keda_queries(aiohttp_client, prometheus
         ],
     )
     text, names = rules_of(ex.KEDA_SPEC_ALL_FIELDS, ex.KEDA_IDLE_AND_MODIFIERS)
-    assert names == ["worker-queue", "api-trig_one", "api-trig_two"]
+    assert names == ["worker-queue", "api-formula"]
     stack = await make_stack(prometheus.url, lister=FakeLister(), rules=text)
     try:
         await stack.discover()
         client = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
         listed = await (await client.get(EM)).json()
         assert sorted(r["name"] for r in listed["resources"]) == sorted(names)
-        want = {"worker-queue": "42", "api-trig_one": "0", "api-trig_two": "12"}
+        # the formula (trig_one + trig_two) / 2 over an empty result (0) and 7 + 5
+        want = {"worker-queue": "42", "api-formula": "6"}
         for name, value in want.items():
             resp = await client.get(f"{EM}/namespaces/jobs/{name}")
             assert resp.status == 200, await resp.text()
@@ -61,3 +63,26 @@ async def test_converted_rules_serve_the_keda_queries(aiohttp_client, prometheus
     finally:
         await stack.close()
     assert 'sum(rabbitmq_queue_messages_ready{queue="jobs"})' in " ".join(prometheus.queries())
+
+
+async def test_rules_that_read_no_series_are_served_while_up_exists(aiohttp_client, prometheus):
+    """The cron page's idle metric (vector(0)) and Amazon Managed Prometheus' example query
+    (vector(100)) are listed by the series `up` and answer their constant."""
+    await remote_write(prometheus.url, [series("up", {"job": "node"}, [1])])
+    cron = convert(yaml.safe_load(DOCS["cron-page"]))
+    amazon = convert(yaml.safe_load(DOCS["prometheus-amazon-managed"]))
+    text = yaml.safe_dump({"externalRules": [*cron.external_rules, *amazon.external_rules]})
+    stack = await make_stack(prometheus.url, lister=FakeLister(), rules=text)
+    try:
+        await stack.discover()
+        client = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
+        want = {"cron-scaledobject-idle": "0", "keda-so-query": "100"}
+        listed = await (await client.get(EM)).json()
+        assert sorted(r["name"] for r in listed["resources"]) == sorted(want)
+        for name, value in want.items():
+            resp = await client.get(f"{EM}/namespaces/default/{name}")
+            assert resp.status == 200, await resp.text()
+            (item,) = (await resp.json())["items"]
+            assert item["value"] == value
+    finally:
+        await stack.close()

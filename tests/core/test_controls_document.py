@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from autoscaler.core import DocumentError, decide_document
-from tests.core.controls_loop import Loop, external
+from tests.core.controls_loop import Loop, external, fast_down
 
 
 def doc_with(spec_extra: dict[str, Any], **top: Any) -> dict[str, Any]:
@@ -49,10 +49,10 @@ SCHED = {"name": "a", "schedule": "0 8 * * *", "duration": "1h", "minReplicas": 
             id="bad-threshold",
         ),
         pytest.param(
-            {"scaleToZero": {"cooldownSeconds": 0}},
+            {"scaleToZero": {"cooldownSeconds": -1}},
             {},
             "autoscaler.spec.scaleToZero.cooldownSeconds",
-            id="cooldown-0",
+            id="cooldown-negative",
         ),
         pytest.param(
             {"minReplicas": 1, "scaleToZero": {}},
@@ -178,3 +178,16 @@ def test_decide_jsonl_takes_the_controls_through_the_real_cli() -> None:
     assert single.returncode == 2
     assert single.stderr.count("\n") == 1
     assert "timeZone" in single.stderr
+
+
+def test_cooldown_0_is_accepted_and_means_at_once() -> None:
+    # KEDA's `cooldownPeriod: 0`: the last step 1 -> 0 on the first pass with nothing active
+    spec: dict[str, Any] = {
+        "minReplicas": 0,
+        "maxReplicas": 20,
+        "metrics": [{**external(None), "activation": {"threshold": "0"}}],
+        "scaleToZero": {"cooldownSeconds": 0},
+        "behavior": fast_down(),  # no stabilization window: the cooldown alone decides
+    }
+    loop = Loop(spec, replicas=1)
+    assert loop.run(["6", "0"]) == [1, 0]
