@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -193,3 +194,22 @@ async def test_helm_upgrade_on_the_sandbox_keeps_the_users_values(
     }
     replicas = sorted(d["spec"]["replicas"] for d in deployments.values())
     assert replicas == [1, 3], deployments.keys()
+
+
+def test_reuse_values_renders_on_the_previous_charts_defaults(
+    helm: Helm, packages: dict[str, Path], tmp_path: Path
+):
+    """`helm upgrade --reuse-values` renders the new templates over the previous release's values,
+    without the new chart's defaults (helm/helm#8085): a value the new chart added is absent, so a
+    template must not dereference it blindly. Rendered here by swapping the previous chart's
+    values.yaml into a copy of the new chart, with each of the previous chart's ci values;
+    the new values.schema.json judges them, as helm does on such an upgrade."""
+    chart = tmp_path / "reuse" / "promscaler"
+    shutil.copytree(CHART, chart)
+    previous_src = packages["previous"].parent.parent / "previous-src"
+    shutil.copy(previous_src / "charts/promscaler/values.yaml", chart / "values.yaml")
+    sets = [(), *((f,) for f in previous_values_files(packages))]
+    for values in sets:
+        objects = template(helm, chart, *values)
+        for api in (o for o in objects if o["kind"] == "APIService"):
+            assert isinstance(api["spec"]["versionPriority"], int), api
