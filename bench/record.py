@@ -100,6 +100,8 @@ class Run:
         self.figures.append(Figure(key, label, float(value), unit, kind, decides))
 
     def goal(self, key: str, text: str, *, met: bool | None, figure: str | None = None) -> None:
+        """`figure` None: no figure here decides it (say why with `cannot_decide`); a figure
+        with `met` None: the figure decides between two builds, and the goal states no bound."""
         self.goals.append(Goal(key, text, figure, met if figure is not None else None))
 
     def cannot_decide(self, text: str) -> None:
