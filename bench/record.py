@@ -32,9 +32,10 @@ from typing import Any, Literal
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
-# count and ratio decide goals; time, rate and size measured by the clock or RSS are context
-Kind = Literal["count", "ratio", "time", "rate", "size"]
-DECIDING: frozenset[str] = frozenset({"count", "ratio"})
+# counts (instructions, calls, queries, objects), ratios against a control in the same run and
+# sizes (bytes, RSS) decide goals; time and rates by the clock move with the VM: context
+Kind = Literal["count", "ratio", "size", "time", "rate"]
+DECIDING: frozenset[str] = frozenset({"count", "ratio", "size"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class Run:
     command: str
     started: str
     load_before: tuple[float, float, float]
+    provenance: dict[str, Any]  # commit, Python, CPU: taken at the start, as the load is
     figures: list[Figure] = field(default_factory=list)
     goals: list[Goal] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
@@ -80,6 +82,7 @@ class Run:
             command=_command(script, sys.argv[1:] if argv is None else argv),
             started=datetime.now(UTC).isoformat(timespec="seconds"),
             load_before=os.getloadavg(),
+            provenance=_provenance(),
         )
 
     def figure(
@@ -118,7 +121,7 @@ class Run:
         doc = {
             "bench": self.bench,
             "command": self.command,
-            **_provenance(),
+            **self.provenance,
             "started": self.started,
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "load_before": [round(x, 2) for x in self.load_before],
