@@ -145,6 +145,11 @@ def add_json_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def slug(text: str) -> str:
+    """A figure key from a printed label: `"  then its JSON bytes"` -> `then_its_json_bytes`."""
+    return "_".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+
+
 def load(path: Path) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(path.read_text())
     return doc
