@@ -120,7 +120,9 @@ async def bench(prom: PrometheusServer, n: int, cert_dir: str, run: record.Run) 
         async with _session() as s:
             for _ in range(5):
                 await _timed(s, url)  # warm-up (also fills the query log)
+            logged = len(prom.queries())
             via = [await _timed(s, url) for _ in range(n)]
+            per_request = (len(prom.queries()) - logged) / n  # cache off: every request asks
             async with s.get(url) as resp:
                 items = len((await resp.json())["items"])
             queries = [q for q in prom.queries() if "container_" in q][-2:]
@@ -150,8 +152,8 @@ async def bench(prom: PrometheusServer, n: int, cert_dir: str, run: record.Run) 
     run.figure("items", "items served", items, "items", kind="count")
     run.figure(
         "queries_per_request",
-        "PromQL queries per PodMetricsList request",
-        len(queries),
+        "PromQL queries per PodMetricsList request (query log)",
+        per_request,
         "queries",
         kind="count",
         decides="queries",
@@ -160,7 +162,7 @@ async def bench(prom: PrometheusServer, n: int, cert_dir: str, run: record.Run) 
         "queries",
         "a PodMetricsList costs 2 queries (cpu, memory) whatever the number of pods",
         figure="queries_per_request",
-        met=len(queries) == 2,
+        met=per_request == 2,
     )
     run.figure("p50", "adapter p50 (HTTPS)", _pct(via, 0.5), "ms", kind="time")
     run.figure(
