@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # time (sync periods, lease terms, the soak), so a second worker fills that time; 0 = one process
 TEST_WORKERS ?= 2
 
-.PHONY: help install system-deps helm lint typecheck test unit e2e bench demo soak clean
+.PHONY: help install system-deps helm lint typecheck test unit e2e bench bench-report demo soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -49,8 +49,11 @@ test: install lint typecheck unit ## lint, typecheck and every test (what CI run
 e2e: install ## end-to-end tests (sandbox by default; PROMSCALER_E2E_KUBECONFIG=... for a real cluster)
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest e2e $(PYTEST_ARGS)
 
-bench: install ## benchmarks: print numbers, assert nothing
+bench: install ## benchmarks: print numbers and write them to bench/results/*.json, assert nothing
 	@for b in bench/bench_*.py; do echo "== $$b"; PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) $$b || exit 1; done
+
+bench-report: $(VENV)/.installed ## render bench/results/*.json into docs/benchmarks.md, its picture and the docs' figure tables
+	$(PY) bench/report.py
 
 demo: install ## the whole bundle on the local sandbox with a real Prometheus; ends with out/demo/demo.png
 	$(PY) -m demo $(DEMO_ARGS)
