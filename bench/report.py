@@ -79,8 +79,14 @@ def shown(value: float, unit: str) -> str:
 def quoted(results: Results, key: str) -> str:
     """`0.58 ms` for a figure of a results file: how every region quotes one."""
     f = results.figure(key)
-    unit = "" if f["unit"] in ("x",) else f" {f['unit']}"
-    return f"{shown(f['value'], f['unit'])}{unit}"
+    unit = f["unit"]
+    if unit == "x":  # shown as a percentage
+        return shown(f["value"], unit)
+    if unit.startswith("1/"):  # a rate: 64.8/s
+        return f"{shown(f['value'], unit)}/{unit[2:]}"
+    if unit == "instructions" and f["value"] >= 1e5:
+        return f"{shown(f['value'], unit)} instructions"
+    return f"{shown(f['value'], unit)} {unit}"
 
 
 # ---- docs/benchmarks.md -------------------------------------------------------------------
@@ -168,35 +174,97 @@ def headline(all_results: dict[str, Results]) -> str:
     return "\n".join(out) + "\n"
 
 
-# docs/scaling.md's "measured" table: (results file, figure, what it says)
-MEASURED: tuple[tuple[str, str, str], ...] = (
-    ("bench_controller-1000", "controller_cores", "controller CPU, 1,000 Autoscalers"),
-    ("bench_controller-3000", "controller_cores", "controller CPU, 3,000 Autoscalers"),
-    ("bench_controller-10000", "controller_cores", "controller CPU, 10,000 Autoscalers"),
-    ("bench_controller-10000", "cpu_per_pass_controller", "controller CPU per pass at 10,000"),
-    ("bench_controller-10000", "lag_p99", "reconcile lag p99 at 10,000"),
-    ("bench_controller-10000", "controller_rss", "controller RSS at 10,000 (with the driver)"),
-    ("bench_controller-1000", "controller_rss", "controller RSS at 1,000 (with the driver)"),
-    ("bench_controller-10000", "api_requests_per_pass", "API requests per pass"),
-    ("bench_controller-10000", "status_writes_per_pass", "status writes per pass"),
-    ("bench_controller-10000", "cpu_per_pass_adapter", "adapter CPU per pass at 10,000"),
-    ("bench_controller-10000", "cpu_per_pass_sandbox", "API server (sandbox) CPU per pass"),
-    ("bench_controller-10000", "cpu_per_pass_prometheus", "Prometheus CPU per pass"),
-    ("bench_batching", "pods_batched_queries", "Prometheus queries, 1,000 Pods requests, batched"),
-    ("bench_batching", "pods_unbatched_queries", "the same, unbatched"),
-    ("bench_batching", "external_batched_queries", "Prometheus queries, 1,000 External, batched"),
-    ("bench_adapter", "discovery_peak_rss", "adapter peak RSS, discovery of 100,000 series"),
-    ("bench_pod_cache", "slim_over_whole", "pod cache memory, slim against whole pods"),
-    ("bench_controller", "wake_median", "External metric rises -> first replica from zero"),
+# docs/scaling.md's "measured" table: (results file, figure, what it says, how it was measured)
+CPU = "each process's /proc CPU time over the steady-state window, divided by its passes"
+MEASURED: tuple[tuple[str, str, str, str], ...] = (
+    ("bench_controller-1000", "controller_cores", "controller CPU, 1,000 Autoscalers", CPU),
+    ("bench_controller-3000", "controller_cores", "controller CPU, 3,000 Autoscalers", CPU),
+    ("bench_controller-10000", "controller_cores", "controller CPU, 10,000 Autoscalers", CPU),
+    ("bench_controller-10000", "cpu_per_pass_controller", "controller CPU per pass, 10,000", CPU),
+    ("bench_controller-10000", "cpu_per_pass_adapter", "adapter CPU per pass, 10,000", CPU),
+    ("bench_controller-10000", "cpu_per_pass_sandbox", "API server (sandbox) CPU per pass", CPU),
+    ("bench_controller-10000", "cpu_per_pass_prometheus", "Prometheus CPU per pass", CPU),
+    (
+        "bench_controller-10000",
+        "lag_p99",
+        "reconcile lag p99, 10,000",
+        "how late each pass started against when it was due, over the window",
+    ),
+    (
+        "bench_controller-1000",
+        "controller_rss",
+        "controller RSS, 1,000",
+        "/proc RSS at the window's end (the bench driver shares the process)",
+    ),
+    (
+        "bench_controller-10000",
+        "controller_rss",
+        "controller RSS, 10,000",
+        "/proc RSS at the window's end (the bench driver shares the process)",
+    ),
+    (
+        "bench_controller-10000",
+        "api_reads_per_pass",
+        "API requests per pass, status writes aside",
+        "the sandbox's own request counters over the window, divided by the passes",
+    ),
+    (
+        "bench_controller-10000",
+        "status_writes_per_pass",
+        "status writes per pass",
+        "the sandbox's own request counters over the window, divided by the passes",
+    ),
+    (
+        "bench_batching",
+        "pods_batched_queries",
+        "Prometheus queries, 1,000 Pods requests",
+        "Prometheus' own query log, batched (--batch-window 5s)",
+    ),
+    (
+        "bench_batching",
+        "pods_unbatched_queries",
+        "the same, unbatched",
+        "Prometheus' own query log, --batch-window 0",
+    ),
+    (
+        "bench_batching",
+        "external_batched_queries",
+        "Prometheus queries, 1,000 External",
+        "Prometheus' own query log, one rule summing by queue, batched",
+    ),
+    (
+        "bench_adapter",
+        "discovery_peak_rss",
+        "adapter peak RSS, discovery of 100,000 series",
+        "the discovering process's peak RSS (getrusage)",
+    ),
+    (
+        "bench_pod_cache",
+        "slim_mib",
+        "pod cache, 5,000 slim pods",
+        "tracemalloc of the cache in a fresh process, median of rounds",
+    ),
+    (
+        "bench_pass",
+        "instructions_per_pass",
+        "a pass's own work, HTTP left out",
+        "callgrind instructions over 400 steady-state passes",
+    ),
+    (
+        "bench_adapter_callgrind",
+        "instructions_adapter",
+        "adapter, a wildcard over 100 pods",
+        "callgrind instructions per request, one client",
+    ),
 )
 
 
 def measured(all_results: dict[str, Results]) -> str:
-    out = ["| measured | value | kind | command |", "|---|---|---|---|"]
-    for name, key, what in MEASURED:
+    out = ["| figure | value | kind | how | command |", "|---|---|---|---|---|"]
+    for name, key, what, how in MEASURED:
         r = all_results[name]
         kind = r.figure(key)["kind"]
-        out.append(f"| {what} | {quoted(r, key)} | {kind} | `{r.doc['command']}` |")
+        out.append(f"| {what} | {quoted(r, key)} | {kind} | {how} | `{r.doc['command']}` |")
     return "\n".join(out) + "\n"
 
 
