@@ -154,6 +154,7 @@ def benchmarks_page(all_results: dict[str, Results]) -> str:
 HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("bench_controller-10000", "lag_p99", "controller, 10,000 Autoscalers: reconcile lag p99"),
     ("bench_controller-10000", "controller_cores", "controller, 10,000 Autoscalers: CPU"),
+    ("bench_controller-10000", "machine_busy", "the whole machine's CPUs busy in that run"),
     ("bench_controller-10000", "api_requests_per_pass", "controller: API requests per pass"),
     ("bench_pass", "instructions_per_pass", "controller: instructions per pass (callgrind)"),
     ("bench_adapter_callgrind", "instructions_adapter", "adapter: instructions per request"),
@@ -379,6 +380,8 @@ def picture(all_results: dict[str, Results], path: Path) -> None:
     for process in ("controller", "sandbox", "adapter", "prometheus"):
         cores = [r.value(f"cpu_per_pass_{process}") * r.value("passes_per_s") / 1000 for r in runs]
         cpu.plot(n, cores, "o-", label=process)
+    busy = [r.value("machine_busy") for r in runs]
+    cpu.plot(n, busy, "k--", label="whole machine")
     cpu.set(xlabel="Autoscalers", ylabel="cores", title="CPU by process")
     cpu.legend()
     for ax in (lag, cpu):
