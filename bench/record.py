@@ -192,8 +192,19 @@ def _cpu_model() -> str:
 
 
 def _provenance() -> dict[str, Any]:
-    # the results files themselves are left out: writing them must not mark the tree changed
-    changed = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results")
+    # code only: the results files, docs and tests do not change what a benchmark measures
+    changed = _git(
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        ".",
+        ":!bench/results",
+        ":!docs",
+        ":!tests",
+        ":!*.md",
+        ":!bench/report.py",
+    )
     return {
         "commit": _git("rev-parse", "--short=12", "HEAD") or "unknown",
         "commit_dirty": bool(changed),
