@@ -60,13 +60,20 @@ class Results:
 
 
 def load_all(directory: Path = record.RESULTS) -> dict[str, Results]:
-    return {p.stem: Results(p.stem, record.load(p)) for p in sorted(directory.glob("*.json"))}
+    """Every results file, by name; bench_controller-1000 before bench_controller-10000."""
+
+    def natural(path: Path) -> tuple[str, int]:
+        base, _, size = path.stem.partition("-")
+        return base, int(size) if size.isdigit() else -1
+
+    paths = sorted(directory.glob("*.json"), key=natural)
+    return {p.stem: Results(p.stem, record.load(p)) for p in paths}
 
 
 def shown(value: float, unit: str) -> str:
     """A figure as a reader wants it: 3 significant digits, thousands separated, ratios in %."""
-    if unit == "x":
-        return f"{100 * value:.1f}%"
+    if unit == "x":  # a ratio: a share in %, a multiple as 2.70x
+        return f"{value:.2f}x" if value >= 2 else f"{100 * value:.1f}%"
     if unit == "instructions" and abs(value) >= 1e5:
         return f"{value / 1e6:.3f} M"
     if math.isnan(value):
