@@ -80,7 +80,10 @@ def shown(value: float, unit: str) -> str:
         return "n/a"
     if abs(value) >= 1000 or value == int(value):
         return f"{value:,.0f}"
-    return f"{value:.3g}"
+    return f"{value:#.3g}".rstrip(".")  # 2.00, not 2: the digits measured
+
+
+SINGULAR = {"queries": "query", "requests": "request", "reviews": "review", "passes": "pass"}
 
 
 def quoted(results: Results, key: str) -> str:
@@ -93,6 +96,8 @@ def quoted(results: Results, key: str) -> str:
         return f"{shown(f['value'], unit)}/{unit[2:]}"
     if unit == "instructions" and f["value"] >= 1e5:
         return f"{shown(f['value'], unit)} instructions"
+    if f["value"] == 1 and unit in SINGULAR:
+        unit = SINGULAR[unit]
     return f"{shown(f['value'], unit)} {unit}"
 
 
@@ -391,8 +396,11 @@ def picture(all_results: dict[str, Results], path: Path) -> None:
     cpu.plot(n, busy, "k--", label="whole machine")
     cpu.set(xlabel="Autoscalers", ylabel="cores", title="CPU by process")
     cpu.legend()
+    lag.set_yscale("log")  # from tens of ms to seconds when the machine runs out of CPU
     for ax in (lag, cpu):
         ax.set_xscale("log")
+        ax.set_xticks(n, [f"{x:,}" for x in n])
+        ax.minorticks_off()
         ax.grid(alpha=0.3)
     fig.suptitle("bench_controller.py on the shared 2-core VM (CPU and lag are context)", size=9)
     fig.tight_layout()

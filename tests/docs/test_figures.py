@@ -17,7 +17,8 @@ from bench import record, report
 
 ROOT = Path(__file__).parents[2]
 RESULTS = report.load_all()
-STRICT = [ROOT / "docs" / "scaling.md", ROOT / "docs" / "benchmarks.md"]
+# pages that quote measured figures only through regions (docs/benchmarks.md is generated whole)
+STRICT = [ROOT / "docs" / "scaling.md"]
 REQUIRED = {
     "bench",
     "command",
