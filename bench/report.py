@@ -204,6 +204,12 @@ MEASURED: tuple[tuple[str, str, str, str], ...] = (
         "how late each pass started against when it was due, over the window",
     ),
     (
+        "bench_controller-10000",
+        "machine_busy",
+        "the machine's busy CPUs during the 10,000 run",
+        "/proc/stat over the window: this stack and everything else on the shared VM",
+    ),
+    (
         "bench_controller-1000",
         "controller_rss",
         "controller RSS, 1,000",
