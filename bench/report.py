@@ -167,7 +167,11 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("bench_controller-10000", "lag_p99", "controller, 10,000 Autoscalers: reconcile lag p99"),
     ("bench_controller-10000", "controller_cores", "controller, 10,000 Autoscalers: CPU"),
     ("bench_controller-10000", "machine_busy", "the whole machine's CPUs busy in that run"),
-    ("bench_controller-10000", "api_requests_per_pass", "controller: API requests per pass"),
+    (
+        "bench_controller-10000",
+        "api_requests_per_pass",
+        "controller, 10,000: API requests per pass, status writes included",
+    ),
     ("bench_pass", "instructions_per_pass", "controller: instructions per pass (callgrind)"),
     ("bench_adapter_callgrind", "instructions_adapter", "adapter: instructions per request"),
     ("bench_batching", "external_batched_queries", "adapter: 1,000 External requests, batched"),
