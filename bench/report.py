@@ -238,6 +238,24 @@ MEASURED: tuple[tuple[str, str, str, str], ...] = (
         "the sandbox's own request counters over the window, divided by the passes",
     ),
     (
+        "bench_controller-replicas",
+        "pair_share_of_one",
+        "2 replicas, 4 shards: replica-0 against one replica on all",
+        "each process's /proc CPU over windows of the same length, one run",
+    ),
+    (
+        "bench_controller-replicas",
+        "pair_against_alone",
+        "replica-0 of the pair against one replica alone on its shards' Autoscalers",
+        "each process's /proc CPU over windows of the same length, one run",
+    ),
+    (
+        "bench_density",
+        "pair_over_one",
+        "the control: work that halves exactly, each of a pair against one",
+        "bench_pass's work at a rate and at half of it, in fresh processes",
+    ),
+    (
         "bench_batching",
         "pods_batched_queries",
         "Prometheus queries, 1,000 Pods requests",
