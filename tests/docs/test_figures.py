@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bench import record, report
+from bench import figuretables, record, report, resultsfiles
 
 ROOT = Path(__file__).parents[2]
-RESULTS = report.load_all()
+RESULTS = resultsfiles.load_all()
 # pages that quote measured figures only through regions (docs/benchmarks.md is generated whole)
 STRICT = [ROOT / "docs" / "scaling.md"]
 REQUIRED = {
@@ -91,19 +91,19 @@ after
 )
 def test_a_region_edited_by_hand_is_stale(tmp_path: Path, edit, stale: bool) -> None:
     page = tmp_path / "README.md"
-    page.write_text(PAGE.format(body=edit(report.headline(RESULTS))))
+    page.write_text(PAGE.format(body=edit(figuretables.headline(RESULTS))))
     assert bool(report.stale(page, RESULTS)) is stale
 
 
 def test_a_changed_results_file_makes_the_region_stale(tmp_path: Path) -> None:
     page = tmp_path / "README.md"
-    page.write_text(PAGE.format(body=report.headline(RESULTS)))
-    name, key, _ = report.HEADLINE[0]
+    page.write_text(PAGE.format(body=figuretables.headline(RESULTS)))
+    name, key, _ = figuretables.HEADLINE[0]
     doc = dict(RESULTS[name].doc)
     doc["figures"] = [
         {**f, "value": f["value"] * 2 + 1} if f["key"] == key else f for f in doc["figures"]
     ]
-    changed = {**RESULTS, name: report.Results(name, doc)}
+    changed = {**RESULTS, name: resultsfiles.Results(name, doc)}
     assert report.stale(page, changed) != []
 
 
