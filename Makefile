@@ -14,7 +14,7 @@ TEST_WORKERS ?= 2
 # `make image`: the container image's name in the local containers storage (buildah, podman)
 IMAGE ?= promscaler:dev
 
-.PHONY: help install system-deps helm lint typecheck test test-image unit e2e image image-test bench demo soak release clean
+.PHONY: help install system-deps helm lint typecheck test test-image unit e2e image image-test bench bench-report demo soak release clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -61,8 +61,11 @@ image: $(VENV)/.installed ## build the container image with buildah on a local D
 image-test: install image ## run the image as the chart runs it (uid 65532, read-only root) against the sandbox and Prometheus
 	PROMSCALER_IMAGE=$(IMAGE) PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) -m pytest e2e/test_image.py -n 0 $(PYTEST_ARGS)
 
-bench: install ## benchmarks: print numbers, assert nothing
+bench: install ## benchmarks: print numbers and write them to bench/results/*.json, assert nothing
 	@for b in bench/bench_*.py; do echo "== $$b"; PATH="$(CURDIR)/$(TOOLS):$$PATH" $(PY) $$b || exit 1; done
+
+bench-report: $(VENV)/.installed ## render bench/results/*.json into docs/benchmarks.md, its picture and the docs' figure tables
+	$(PY) bench/report.py
 
 demo: install ## the whole bundle on the local sandbox with a real Prometheus; ends with out/demo/demo.png
 	$(PY) -m demo $(DEMO_ARGS)

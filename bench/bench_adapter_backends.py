@@ -28,6 +28,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import record  # noqa: E402
 from sandbox.prometheus import PrometheusServer, free_port, remote_write  # noqa: E402
 
 CM = "/apis/custom.metrics.k8s.io/v1beta2"
@@ -72,7 +73,9 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else 0.0
 
 
-async def bench_reload(prom: PrometheusServer, workdir: Path, rules: int, clients: int) -> None:
+async def bench_reload(
+    run: record.Run, prom: PrometheusServer, workdir: Path, rules: int, clients: int
+) -> None:
     names = [f"load_{i}" for i in range(rules)]
     now = time.time() - 5
     batch = [({"__name__": n, "namespace": "d", "pod": "p"}, [(now, 1.0)]) for n in names]
@@ -125,6 +128,22 @@ async def bench_reload(prom: PrometheusServer, workdir: Path, rules: int, client
     print(f"5. reload of a {rules}-rule file (all rules changed) under {clients} clients")
     print(f"   {total:,} requests, {failed} failed; change served after {took:.2f} s")
     print(f"   then one added rule: served {one:.2f} s after the file was written")
+    run.figure(
+        "reload_failed",
+        f"requests failed during a reload of {rules} rules",
+        failed,
+        "requests",
+        kind="count",
+        decides="reload",
+    )
+    run.goal(
+        "reload",
+        "no request fails while the rule file reloads",
+        figure="reload_failed",
+        met=failed == 0,
+    )
+    run.figure("reload_served_after", "the changed rules served after", took, "s", kind="time")
+    run.figure("one_rule_served_after", "one added rule served after", one, "s", kind="time")
     for name, samples in lat.items():
         print(
             f"   {name:>6}: {len(samples):>6,} requests, p50 {_pct(samples, 0.5):6.1f} ms, "
@@ -213,7 +232,7 @@ async def _feed(prom: PrometheusServer, first: int, names: int, pods: int) -> in
 
 
 async def bench_two_backends(
-    a: PrometheusServer, b: PrometheusServer, names: int, pods: int
+    run: record.Run, a: PrometheusServer, b: PrometheusServer, names: int, pods: int
 ) -> None:
     written = await _feed(a, 0, names // 2, pods) + await _feed(b, names // 2, names // 2, pods)
     ctx = mp.get_context("spawn")
@@ -224,6 +243,15 @@ async def bench_two_backends(
     proc.join(30)
     print(f"6. discovery over {written:,} series in {names:,} names across two Prometheus servers")
     print(f"   relist: {elapsed:.2f} s -> {count:,} custom metrics; adapter peak RSS {peak} MB")
+    run.figure(
+        "two_backends_relist",
+        f"discovery over {written:,} series, two backends",
+        elapsed,
+        "s",
+        kind="time",
+    )
+    run.figure("two_backends_peak_rss", "adapter peak RSS", peak, "MB", kind="size")
+    run.figure("two_backends_metrics", "custom metrics discovered", count, "metrics", kind="count")
 
 
 async def main() -> None:
@@ -232,7 +260,9 @@ async def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--names", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=100)
+    record.add_json_option(parser)
     args = parser.parse_args()
+    run = record.Run.begin(args)
     with tempfile.TemporaryDirectory() as tmp:
         servers = []
         for name in ("a", "b"):
@@ -240,11 +270,12 @@ async def main() -> None:
             servers.append(PrometheusServer(Path(tmp) / name))
             servers[-1].start()
         try:
-            await bench_reload(servers[0], Path(tmp), args.rules, args.clients)
-            await bench_two_backends(servers[0], servers[1], args.names, args.pods)
+            await bench_reload(run, servers[0], Path(tmp), args.rules, args.clients)
+            await bench_two_backends(run, servers[0], servers[1], args.names, args.pods)
         finally:
             for server in servers:
                 server.close()
+    run.write()
 
 
 if __name__ == "__main__":

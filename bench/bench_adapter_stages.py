@@ -42,6 +42,7 @@ from adapter.provider.prometheus_provider import _quantity_text, _time  # noqa: 
 from adapter.server import documents  # noqa: E402
 from adapter.server.auth_seam import ALLOW_ALL  # noqa: E402
 from adapter.server.encoding import dumps  # noqa: E402
+from bench import record  # noqa: E402
 from bench.bench_adapter import PODS, RULES, write_gauges  # noqa: E402
 from bench.bench_auth import InstantCluster, proxy_request  # noqa: E402
 from common.selectors import EVERYTHING, parse_selector  # noqa: E402
@@ -166,13 +167,18 @@ async def main(args: argparse.Namespace) -> None:
         f"CPU per call of each stage, ms (process time, {args.rounds} calls each, least "
         f"loaded of {BLOCKS} blocks)"
     )
+    run = record.Run.begin(args)
     for name, ms in rows:
         print(f"  {name:<62} {ms:7.3f}")
+        run.figure(record.slug(name), name.strip(), ms, "ms", kind="time")
+    run.note("CPU per call of each stage, the least loaded block: context for where time goes")
+    run.write()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2000, help="calls per stage")
     parser.add_argument("--event-loop", choices=("auto", "uvloop", "asyncio"), default="auto")
+    record.add_json_option(parser)
     options = parser.parse_args()
     eventloop.run(main(options), loop=options.event_loop)  # the adapter's loop

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import sys
 import tempfile
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_adapter import Adapter, _session, _timed  # noqa: E402
 
+from bench import record  # noqa: E402
 from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
 
 NAMESPACES = [f"team-{i}" for i in range(10)]
@@ -136,7 +138,9 @@ async def main() -> None:
     parser.add_argument("--autoscalers", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--batch-window", type=float, default=5.0)
+    record.add_json_option(parser)
     args = parser.parse_args()
+    results = record.Run.begin(args)
     apps = _apps(args.autoscalers)
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "prom").mkdir()
@@ -186,8 +190,57 @@ async def main() -> None:
                         f"(query log), burst {elapsed:.2f} s, adapter CPU {per_k:.2f} s per "
                         f"1,000 requests ({cpu / args.autoscalers * 1000:.2f} ms each)"
                     )
+                    kind = "external" if external else "pods"
+                    figure(results, kind, label, sent, cpu / args.autoscalers * 1000, args)
+                    if label == "batched":
+                        goal(results, kind, sent, elapsed=elapsed, window=window)
         finally:
             prom.close()
+    results.cannot_decide(
+        "Adapter CPU per request is context (this VM's CPU time moves by up to 3x); the query "
+        "counts, from Prometheus' own query log, decide."
+    )
+    results.write()
+
+
+def figure(
+    results: record.Run, kind: str, label: str, sent: int, cpu_ms: float, args: argparse.Namespace
+) -> None:
+    results.figure(
+        f"{kind}_{label}_queries",
+        f"{kind.capitalize()} requests, {label}: Prometheus queries",
+        sent,
+        "queries",
+        kind="count",
+        decides=f"{kind}-batching" if label == "batched" else None,
+    )
+    results.figure(
+        f"{kind}_{label}_cpu",
+        f"{kind.capitalize()} requests, {label}: adapter CPU per request",
+        cpu_ms,
+        "ms",
+        kind="time",
+    )
+
+
+def goal(results: record.Run, kind: str, sent: int, *, elapsed: float, window: float) -> None:
+    if kind == "external":
+        results.goal(
+            "external-batching",
+            "External requests of one rule summing by queue: 1 query",
+            figure="external_batched_queries",
+            met=sent == 1,
+        )
+        return
+    # a key (namespace, metric) is asked again once its answer is a window old
+    bound = len(NAMESPACES) * len(METRICS) * math.ceil(elapsed / window)
+    results.goal(
+        "pods-batching",
+        "Pods requests: at most one query per (namespace, metric) per window "
+        f"({bound} over this burst)",
+        figure="pods_batched_queries",
+        met=sent <= bound,
+    )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autoscaler.convert import convert
+from bench import record
 from tests.convert.examples import KEDA_SPEC_ALL_FIELDS
 
 
@@ -41,7 +42,9 @@ def _objects(count: int) -> list[dict[str, object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=1000)
+    record.add_json_option(parser)
     args = parser.parse_args()
+    run = record.Run.begin(args)
     objects = _objects(args.objects)
 
     started = time.perf_counter()
@@ -58,6 +61,18 @@ def main() -> None:
         elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr[-2000:]
     print(f"command line, {args.objects} objects in one List: {elapsed:.2f} s")
+    run.figure(
+        "in_process_rate", "convert() in process", args.objects / in_process, "1/s", kind="rate"
+    )
+    run.figure(
+        "command_line",
+        f"the command line, {args.objects} objects in one List (wall)",
+        elapsed,
+        "s",
+        kind="time",
+    )
+    run.note("no goal: wall-clock context for a one-off migration")
+    run.write()
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_pass import WARM_UP, Passes
 from stackprofile import proc_cpu, proc_sched
 
+from bench import record
 from common import eventloop
 
 SLOT = 0.05  # s: the work queue's longest timer slot (autoscaler/queue.py)
@@ -207,7 +208,9 @@ def main() -> None:
         default=1,
         help="loopback request/answer exchanges per pass (0: the pass's own work only)",
     )
+    record.add_json_option(parser)
     args = parser.parse_args()
+    run = record.Run.begin(args)
     ctx = multiprocessing.get_context("spawn")
     ports = ctx.Queue()
     server = ctx.Process(target=_server, args=(ports,), daemon=True)
@@ -238,12 +241,37 @@ def main() -> None:
             )
     finally:
         server.kill()
+    pair_mid, alone_mid = statistics.median(pair_ratios), statistics.median(alone_ratios)
     if args.rounds > 1:
-        pair_mid, alone_mid = statistics.median(pair_ratios), statistics.median(alone_ratios)
         print(
             f"median over {args.rounds} rounds: each of the pair / one {pair_mid:.0%}, "
             f"alone / one {alone_mid:.0%}"
         )
+    run.figure(
+        "pair_over_one",
+        "each of the pair against one at the full rate (median)",
+        pair_mid,
+        "x",
+        kind="ratio",
+        decides="control",
+    )
+    run.figure("pair_min", "the lowest of the pair's ratios", min(pair_ratios), "x", kind="ratio")
+    run.figure("pair_max", "the highest of the pair's ratios", max(pair_ratios), "x", kind="ratio")
+    run.figure(
+        "alone_over_one",
+        "one process alone at half the rate against one at the full rate",
+        alone_mid,
+        "x",
+        kind="ratio",
+    )
+    run.goal(
+        "control",
+        "work that halves exactly reads as half (<= 55%) of the CPU: if not, this "
+        "VM cannot show a sharded replica at half",
+        figure="pair_over_one",
+        met=pair_mid <= 0.55,
+    )
+    run.write()
 
 
 if __name__ == "__main__":

@@ -14,13 +14,12 @@ separately), with the 1-minute load average before each step: the machine is sha
 times are context, and the layer sizes and image sizes, which do not depend on load, are the
 figures. Needs buildah, mmdebstrap and podman (`make image` installs them) and root.
 
-    .venv/bin/python bench/bench_image.py [--rounds 2] [--write bench/results/image.json]
+    .venv/bin/python bench/bench_image.py [--rounds 2] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import re
@@ -33,6 +32,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench import record  # noqa: E402
+
 IMAGE = "localhost/promscaler:bench"
 MB = 1e6
 
@@ -140,36 +143,48 @@ def summary(rounds: list[dict[str, Any]]) -> None:
             print(line)
 
 
+def record_rounds(run: record.Run, rounds: list[dict[str, Any]]) -> None:
+    """Sizes decide (they do not move with the machine's load); build times are context."""
+    last = rounds[-1]
+    run.figure("image_mb", "image size", last["cold_base_present"]["image_bytes"] / MB, "MB",
+               kind="size")  # fmt: skip
+    run.figure("base_mb", "the base (Debian stand-in for python:3.11-slim-bookworm)",
+               last["cold_base_present"]["base_bytes"] / MB, "MB", kind="size")  # fmt: skip
+    added = last["cold_base_present"]["added_bytes"] / MB
+    run.figure("added_mb", "image size over the base", added, "MB", kind="size", decides="size")
+    change = last["one_line_change"]
+    run.figure("one_line_change_mb", "new layers after a one-line source change",
+               change["new_layer_bytes"] / MB, "MB", kind="size", decides="layers")  # fmt: skip
+    run.figure("one_line_change_layers", "layers a one-line source change rebuilds",
+               change["new_layers"], "layers", kind="count")  # fmt: skip
+    for i, r in enumerate(rounds, 1):
+        run.figure(f"base_build_s_{i}", f"round {i}: the base (mmdebstrap)",
+                   r["base_build"]["seconds"], "s", kind="time")  # fmt: skip
+        for step in ("cold_base_absent", "cold_base_present", "warm_no_change", "one_line_change"):
+            label = f"round {i}: {step.replace('_', ' ')} (load {r[step]['load1_before']:g} before)"
+            run.figure(f"{step}_s_{i}", label, r[step]["build_seconds"], "s", kind="time")
+    run.goal("size", "at most the base plus 80 MB", figure="added_mb", met=added <= 80)
+    run.goal("layers", "a source change rebuilds only small layers (at most 20 MB, the "
+             "dependencies untouched)", figure="one_line_change_mb",
+             met=change["new_layer_bytes"] / MB <= 20)  # fmt: skip
+    biggest = sorted(last["cold_base_present"]["parts"].items(), key=lambda kv: -kv[1])[:6]
+    run.note("biggest parts: " + ", ".join(f"{k} {v / MB:.1f} MB" for k, v in biggest))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--write", type=Path, help="write the results as JSON here")
+    record.add_json_option(parser)
     args = parser.parse_args()
     missing = [t for t in ("buildah", "mmdebstrap", "podman") if shutil.which(t) is None]
     if missing or os.geteuid() != 0:
         print(f"skipped: needs root and {', '.join(missing) or 'nothing else'} (make image)")
         return 0
+    run = record.Run.begin(args)
     rounds = [one_round(sys.executable) for _ in range(args.rounds)]
     summary(rounds)
-    if args.write:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-        doc = {
-            "benchmark": "bench/bench_image.py",
-            "commit": commit,
-            "dirty": bool(status.stdout.strip()),
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "cpus": os.cpu_count(),
-            "note": "shared machine: load1_before is the 1-minute load average before each step",
-            "rounds": rounds,
-        }
-        args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"results: {args.write}")
+    record_rounds(run, rounds)
+    run.write()
     return 0
 
 

@@ -31,6 +31,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autoscaler.kube.client import MERGE_PATCH, KubeClient, connect
+from bench import record
 from common import eventloop
 
 METRIC = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/team-a/pods/%2A/http_requests"
@@ -133,7 +134,9 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=10, help="rounds per path (default 10)")
     parser.add_argument("--requests", type=int, default=2000, help="requests per round")
     parser.add_argument("--clients", type=int, default=16, help="requests in flight")
+    record.add_json_option(parser)
     args = parser.parse_args()
+    run = record.Run.begin(args)
 
     port = _free_port()
     server = multiprocessing.get_context("spawn").Process(target=_serve, args=(port,), daemon=True)
@@ -173,6 +176,29 @@ async def main() -> None:
         spread = f"{min(values) * 1e6:.0f}-{max(values) * 1e6:.0f}"
         print(f"  {name:9s} median {medians[name] * 1e6:6.0f} us   (rounds: {spread} us)")
     print(f"  direct / call_api: {medians['direct'] / medians['call_api']:.2f}")
+    for name in cpu:
+        run.figure(
+            f"{name}_us",
+            f"{name}: CPU per request (median)",
+            medians[name] * 1e6,
+            "us",
+            kind="time",
+        )
+    run.figure(
+        "direct_over_call_api",
+        "direct session against call_api, rounds alternating",
+        medians["direct"] / medians["call_api"],
+        "x",
+        kind="ratio",
+        decides="client-cost",
+    )
+    run.goal(
+        "client-cost",
+        "requests straight to the session cost less CPU than through call_api",
+        figure="direct_over_call_api",
+        met=medians["direct"] < medians["call_api"],
+    )
+    run.write()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autoscaler.kube import connect
+from bench import record
 from bench.bench_controller import WORKERS_CRD, in_batches, percentile
 from sandbox.hpa_controller import HorizontalController, HpaControllerConfig
 from sandbox.prometheus import PrometheusServer, remote_write
@@ -83,7 +84,9 @@ async def main() -> None:
     p.add_argument("--hpas", type=int, default=200)
     p.add_argument("--periods", type=int, default=3, help="sync periods measured after round 1")
     p.add_argument("--sync-period", type=float, default=5.0)
+    record.add_json_option(p)
     args = p.parse_args()
+    run = record.Run.begin(args)
     tmp = Path(tempfile.mkdtemp(prefix="bench-native-hpa-"))
     (tmp / "prometheus").mkdir()
     prom = PrometheusServer(tmp / "prometheus")
@@ -144,6 +147,17 @@ async def main() -> None:
                     f"p99 {p99:.0f} ms; pass (all HPAs) p50 {percentile(s, 0.5):.2f}s, "
                     f"max {longest:.2f}s"
                 )
+                run.figure(
+                    "first_round", f"all {args.hpas} HPAs decided after", took, "s", kind="time"
+                )
+                run.figure(
+                    "reconciles", f"reconciles over {window}", len(r), "reconciles", kind="count"
+                )
+                run.figure("reconcile_p50", "reconcile p50", p50, "ms", kind="time")
+                run.figure("reconcile_p99", "reconcile p99", p99, "ms", kind="time")
+                run.figure("pass_max", "a pass over all HPAs, max", longest, "s", kind="time")
+                run.note("the sandbox's stand-in for the HPA controller: context, no goal")
+                run.write()
             finally:
                 await kube.close()
     finally:

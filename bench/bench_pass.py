@@ -37,6 +37,7 @@ from autoscaler import core
 from autoscaler.kube.failures import check_entry
 from autoscaler.options import ControllerOptions
 from autoscaler.reconcile import Reconciler
+from bench import record
 from tests.controller.fakes import FakeCluster, autoscaler
 
 ANSWER = orjson.dumps(
@@ -106,7 +107,7 @@ class Passes:
             await self.reconciler.reconcile(self.cluster.obj, now=self.now)
 
 
-async def timed(passes: int, rounds: int) -> None:
+async def timed(run: record.Run, passes: int, rounds: int) -> None:
     p = Passes()
     await p.run(WARM_UP)
     per_pass = []
@@ -122,6 +123,14 @@ async def timed(passes: int, rounds: int) -> None:
         f"best {min(per_pass) * 1e6:.0f} us ({rounds} rounds of {passes}; {history} "
         f"recommendations in the window, {writes:.2f} status writes per pass)"
     )
+    run.figure(
+        "cpu_per_pass",
+        "CPU per pass, HTTP left out (median of the rounds)",
+        statistics.median(per_pass) * 1e6,
+        "us",
+        kind="time",
+    )
+    run.figure("status_writes_per_pass", "status writes per pass", writes, "writes", kind="count")
 
 
 def _callgrind(*args: str) -> None:
@@ -138,9 +147,10 @@ async def counted(passes: int) -> None:
     _callgrind("-i", "off")
 
 
-def callgrind(passes: int) -> None:
+def callgrind(run: record.Run, passes: int) -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("instructions per pass: skipped (valgrind with callgrind_control not installed)")
+        run.cannot_decide("valgrind was not installed: no instruction count in this run")
         return
     out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-pass-callgrind.{os.getpid()}"
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no"]
@@ -151,9 +161,24 @@ def callgrind(passes: int) -> None:
     total = [line.split()[-1] for line in done.stderr.splitlines() if "Collected :" in line]
     if done.returncode != 0 or not total:
         print(f"instructions per pass: callgrind failed ({done.returncode}): {done.stderr[-300:]}")
+        run.cannot_decide(f"callgrind failed ({done.returncode}): no instruction count")
         return
     print(
         f"instructions per pass (callgrind, {passes} passes): {int(total[-1]) / passes / 1e6:.3f} M"
+    )
+    run.figure(
+        "instructions_per_pass",
+        f"instructions per pass (callgrind, {passes} passes)",
+        int(total[-1]) / passes,
+        "instructions",
+        kind="count",
+        decides="pass-cost",
+    )
+    run.goal(
+        "pass-cost",
+        "the controller's own work per steady-state pass, build against build",
+        figure="instructions_per_pass",
+        met=None,
     )
 
 
@@ -167,13 +192,22 @@ def main() -> None:
         "--callgrind", action="store_true", help="also count instructions per pass (valgrind)"
     )
     parser.add_argument("--counted", type=int, default=0, help=argparse.SUPPRESS)
+    record.add_json_option(parser)
     args = parser.parse_args()
     if args.counted:
         asyncio.run(counted(args.counted))
         return
-    asyncio.run(timed(args.passes, args.rounds))
+    run = record.Run.begin(args)
+    asyncio.run(timed(run, args.passes, args.rounds))
     if args.callgrind:
-        callgrind(400)
+        callgrind(run, 400)
+    else:
+        run.cannot_decide("run without --callgrind: no instruction count, CPU time only")
+    run.note(
+        "CPU per pass is context: it moves by up to 3x with this VM's state; the instruction "
+        "count under callgrind does not."
+    )
+    run.write()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import statistics
 import sys
 import time
 import tracemalloc
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autoscaler.core.inputs import parse_pod
 from autoscaler.kube.slimpod import slim_pod
+from bench import record
 from bench.childrounds import alternate
 from tests.controller.test_slimpod import deployment_pod
 
@@ -69,7 +71,10 @@ def main() -> None:
     )
     p.add_argument("--pods", type=int, default=5000)
     p.add_argument("--rounds", type=int, default=3)
+    record.add_json_option(p)
     args = p.parse_args()
+    run = record.Run.begin(args)
+    rows: dict[str, list[tuple[float, ...]]] = {"whole": [], "slim": []}
     print(f"{args.pods} cached pods; one child process per way and round")
     print(
         f"{'way':<6} {'memory (MiB)':>13} {'tracked objects':>16} {'full gc (ms)':>13} "
@@ -82,6 +87,35 @@ def main() -> None:
             f"{way:<6} {held / 2**20:>13.1f} {tracked:>16,} {full * 1e3:>13.0f} "
             f"{transform * 1e6:>15.1f} {parse * 1e6:>11.1f} {size:>13,}"
         )
+        rows[way].append((held / 2**20, tracked, full * 1e3, transform * 1e6))
+    for way, kept in rows.items():
+        held, tracked, full, transform = (statistics.median(col) for col in zip(*kept, strict=True))
+        run.figure(f"{way}_mib", f"{way}: memory held (tracemalloc)", held, "MiB", kind="size")
+        run.figure(
+            f"{way}_tracked",
+            f"{way}: objects the collector tracks",
+            tracked,
+            "objects",
+            kind="count",
+        )
+        run.figure(f"{way}_full_gc", f"{way}: a full collection", full, "ms", kind="time")
+    whole, slim = (statistics.median(r[0] for r in rows[w]) for w in ("whole", "slim"))
+    run.figure(
+        "slim_over_whole",
+        "memory of the slim cache over the whole one",
+        slim / whole,
+        "x",
+        kind="ratio",
+        decides="slim",
+    )
+    run.goal(
+        "slim",
+        "the slim pod cache holds at most half the memory of whole pods",
+        figure="slim_over_whole",
+        met=slim / whole <= 0.5,
+    )
+    run.note(f"medians of {args.rounds} rounds per way, each in a fresh child process")
+    run.write()
 
 
 if __name__ == "__main__":

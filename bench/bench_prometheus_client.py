@@ -38,6 +38,7 @@ import aiohttp  # noqa: E402
 import orjson  # noqa: E402
 
 from adapter.prometheus import PrometheusClient, PrometheusOptions  # noqa: E402
+from bench import record  # noqa: E402
 from bench.bench_adapter import PODS, write_gauges  # noqa: E402
 from common.http1 import Origin  # noqa: E402
 from sandbox.prometheus import PrometheusServer  # noqa: E402
@@ -61,7 +62,7 @@ async def per_query(call: Callable[[], Awaitable[None]], n: int) -> tuple[float,
     )
 
 
-async def run(url: str, n: int, rounds: int) -> None:
+async def run(url: str, n: int, rounds: int, results: record.Run) -> None:
     target = "/api/v1/query?" + urlencode({"query": QUERY})
     ours = PrometheusClient(PrometheusOptions(url=url))
     origin = Origin(url)
@@ -104,11 +105,13 @@ async def run(url: str, n: int, rounds: int) -> None:
         ("orjson.loads alone", parse),
     ]
     print(f"CPU per query ({len(body):,}-byte answer, {n} queries per row), ms:")
+    cpu: dict[str, list[float]] = {name: [] for name, _ in rows}
     try:
         for r in range(rounds):
             print(f"round {r + 1}")
             for name, call in rows:
                 user, system, wall = await per_query(call, n)
+                cpu[name].append((user + system) * 1e3)
                 print(
                     f"  {name:30s} {(user + system) * 1e3:6.3f}  (user {user * 1e3:.3f}, "
                     f"system {system * 1e3:.3f}; wall {wall * 1e3:.3f})"
@@ -118,13 +121,28 @@ async def run(url: str, n: int, rounds: int) -> None:
         await origin.close()
         await session.close()
         writer.close()
+    for name, values in cpu.items():
+        results.figure(
+            record.slug(name), f"{name}: CPU per query (best round)", min(values), "ms", kind="time"
+        )
+    ours_ms, bare_ms = min(cpu["PrometheusClient.query_keyed"]), min(cpu["common.http1.Origin"])
+    results.figure(
+        "client_over_origin",
+        "PrometheusClient over the bare Origin, same run",
+        ours_ms / bare_ms,
+        "x",
+        kind="ratio",
+    )
+    results.figure("answer_bytes", "the answer", len(body), "bytes", kind="size")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
+    record.add_json_option(parser)
     args = parser.parse_args()
+    results = record.Run.begin(args)
     with tempfile.TemporaryDirectory() as tmp:
         prom = PrometheusServer(Path(tmp))
         prom.start()
@@ -133,11 +151,13 @@ def main() -> None:
             try:
                 import uvloop
             except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
-                asyncio.run(run(prom.url, args.queries, args.rounds))
+                asyncio.run(run(prom.url, args.queries, args.rounds, results))
             else:
-                uvloop.run(run(prom.url, args.queries, args.rounds))
+                uvloop.run(run(prom.url, args.queries, args.rounds, results))
         finally:
             prom.stop()
+    results.note("CPU per query is context; the ratio to the bare client is measured side by side")
+    results.write()
 
 
 if __name__ == "__main__":

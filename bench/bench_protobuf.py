@@ -9,15 +9,20 @@ Autoscaler CRD (JSONSchemaProps, the deepest message) when helm can render the c
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import record
 from sandbox import protobuf, protoencode, protowatch
 
 ROUNDS = 300  # encodes per object; a few hundred milliseconds each on the shared machine
@@ -107,6 +112,9 @@ def per_call(fn: Any) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    record.add_json_option(parser)
+    run = record.Run.begin(parser.parse_args())
     print(
         f"{'object':16} {'json us':>8} {'frame us':>9} {'decode us':>10} {'json B':>7} {'pb B':>6}"
     )
@@ -120,6 +128,17 @@ def main() -> None:
             f"{name:16} {json_us:8.0f} {frame_us:9.0f} {decode_us:10.0f}"
             f" {len(as_json):7d} {len(raw):6d}"
         )
+        run.figure(f"{name}_json_us", f"{name}: JSON encode", json_us, "us", kind="time")
+        run.figure(f"{name}_frame_us", f"{name}: protobuf watch frame", frame_us, "us", kind="time")
+        run.figure(f"{name}_decode_us", f"{name}: protobuf decode", decode_us, "us", kind="time")
+        run.figure(
+            f"{name}_pb_over_json",
+            f"{name}: protobuf bytes over JSON bytes",
+            len(raw) / len(as_json),
+            "x",
+            kind="ratio",
+        )
+    run.write()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import record  # noqa: E402
 from bench.bench_adapter import _pct, _session, _timed  # noqa: E402
 from sandbox.cadvisor import resource_rules  # noqa: E402
 from sandbox.prometheus import PrometheusServer, free_port, remote_write  # noqa: E402
@@ -104,7 +105,7 @@ async def feed(prom: PrometheusServer, *, every: float = 10.0) -> None:
         await asyncio.sleep(every)
 
 
-async def bench(prom: PrometheusServer, n: int, cert_dir: str) -> None:
+async def bench(prom: PrometheusServer, n: int, cert_dir: str, run: record.Run) -> None:
     port = free_port()
     ctx = mp.get_context("spawn")
     ready = ctx.Event()
@@ -119,7 +120,9 @@ async def bench(prom: PrometheusServer, n: int, cert_dir: str) -> None:
         async with _session() as s:
             for _ in range(5):
                 await _timed(s, url)  # warm-up (also fills the query log)
+            logged = len(prom.queries())
             via = [await _timed(s, url) for _ in range(n)]
+            per_request = (len(prom.queries()) - logged) / n  # cache off: every request asks
             async with s.get(url) as resp:
                 items = len((await resp.json())["items"])
             queries = [q for q in prom.queries() if "container_" in q][-2:]
@@ -146,14 +149,36 @@ async def bench(prom: PrometheusServer, n: int, cert_dir: str) -> None:
         f"   Prometheus direct (both queries): p50 {_pct(direct, 0.5):.1f} ms"
         f"  p99 {_pct(direct, 0.99):.1f} ms"
     )
+    run.figure("items", "items served", items, "items", kind="count")
+    run.figure(
+        "queries_per_request",
+        "PromQL queries per PodMetricsList request (query log)",
+        per_request,
+        "queries",
+        kind="count",
+        decides="queries",
+    )
+    run.goal(
+        "queries",
+        "a PodMetricsList costs 2 queries (cpu, memory) whatever the number of pods",
+        figure="queries_per_request",
+        met=per_request == 2,
+    )
+    run.figure("p50", "adapter p50 (HTTPS)", _pct(via, 0.5), "ms", kind="time")
+    run.figure(
+        "direct_p50", "Prometheus direct, both queries, p50", _pct(direct, 0.5), "ms", kind="time"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=50, help="timed requests per side")
+    record.add_json_option(parser)
     args = parser.parse_args()
+    run = record.Run.begin(args)
     with tempfile.TemporaryDirectory() as tmp, PrometheusServer(Path(tmp)) as prom:
-        asyncio.run(bench(prom, args.requests, str(Path(tmp) / "certs")))
+        asyncio.run(bench(prom, args.requests, str(Path(tmp) / "certs"), run))
+    run.write()
 
 
 if __name__ == "__main__":

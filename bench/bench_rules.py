@@ -12,12 +12,16 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from adapter.rules import MetricIndex, build_custom_query, index_series, load_rules
 from adapter.rules.resources import STATIC_RESOLVER, GroupResource
+from bench import record
 from common.selectors import Selector, parse_selector
 
 RULES = Path(__file__).parent.parent / "tests/adapter/rules/data/legacy-defaults.yaml"
@@ -42,7 +46,7 @@ def _series(query_index: int, count: int, names: int) -> Iterator[dict[str, str]
         }
 
 
-def bench_index(series: int, names: int) -> MetricIndex:
+def bench_index(run: record.Run, series: int, names: int) -> MetricIndex:
     config = load_rules(RULES.read_text(), source=str(RULES))
     before = _rss_mb()
     start = time.perf_counter()
@@ -54,10 +58,17 @@ def bench_index(series: int, names: int) -> MetricIndex:
     elapsed = time.perf_counter() - start
     print(f"index: {series} series in {names} names -> {len(index.custom)} custom metrics")
     print(f"index: {elapsed:.2f} s, peak RSS {_rss_mb():.0f} MB (before {before:.0f} MB)")
+    run.figure(
+        "index_seconds", f"index {series} series in {names} names", elapsed, "s", kind="time"
+    )
+    run.figure("index_peak_rss", "peak RSS after indexing", _rss_mb(), "MB", kind="size")
+    run.figure(
+        "custom_metrics", "custom metrics indexed", len(index.custom), "metrics", kind="count"
+    )
     return index
 
 
-def bench_queries(index: MetricIndex) -> None:
+def bench_queries(run: record.Run, index: MetricIndex) -> None:
     pods = STATIC_RESOLVER.resolve("pods")
     assert pods is not None
     source = index.find_custom(GroupResource("", "pods"), "metric0")
@@ -82,14 +93,32 @@ def bench_queries(index: MetricIndex) -> None:
             f"query: {count:>5} names: p50 {statistics.median(timings) * 1e6:7.0f} us, "
             f"{len(query.promql)} bytes ({bounded})"
         )
+        run.figure(
+            f"query_{count}_names",
+            f"render a query for {count} names, p50",
+            statistics.median(timings) * 1e6,
+            "us",
+            kind="time",
+        )
+        run.figure(
+            f"query_{count}_bytes",
+            f"PromQL for {count} names ({bounded})",
+            len(query.promql),
+            "bytes",
+            kind="count",
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", type=int, default=100_000)
     parser.add_argument("--names", type=int, default=1_000)
+    record.add_json_option(parser)
     args = parser.parse_args()
-    bench_queries(bench_index(args.series, args.names))
+    run = record.Run.begin(args)
+    bench_queries(run, bench_index(run, args.series, args.names))
+    run.note("PromQL bytes are exact; times and RSS are context")
+    run.write()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ import aiohttp
 import yaml
 from bench_sandbox import pod, start_server
 
+from bench import record
+
 SETTLE = 1.0  # seconds after the last create: the kubelet simulation's Running/Ready writes
 ROUNDS = (200, 1000)  # creates per round; the second shows whether the cost grows with the count
 
@@ -41,7 +43,7 @@ async def create(session: aiohttp.ClientSession, url: str, headers: dict[str, st
         assert r.status == 201, await r.text()
 
 
-async def measure() -> None:
+async def measure(run: record.Run) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         proc, url, headers, ctx = await start_server(Path(tmp))
         try:
@@ -60,6 +62,13 @@ async def measure() -> None:
                     print(
                         f"server CPU per pod create: {spent / count * 1000:6.3f} ms"
                         f"  (pods {done - count + 1}-{done}, {spent:.2f} s CPU)"
+                    )
+                    run.figure(
+                        f"cpu_per_create_{count}",
+                        f"server CPU per pod create, pods {done - count + 1}-{done}",
+                        spent / count * 1000,
+                        "ms",
+                        kind="time",
                     )
         finally:
             proc.terminate()
@@ -91,8 +100,19 @@ async def profile(count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--profile", type=int, metavar="N", help="profile N creates in process")
+    record.add_json_option(parser)
     args = parser.parse_args()
-    asyncio.run(profile(args.profile) if args.profile else measure())
+    if args.profile:  # a profile for reading, not figures: nothing is written
+        asyncio.run(profile(args.profile))
+        return
+    run = record.Run.begin(args)
+    asyncio.run(measure(run))
+    run.note("CPU per create is context; whether it grows with the count is the two rounds' ratio")
+    first, second = (f.value for f in run.figures)
+    run.figure(
+        "growth", "CPU per create, second round over first", second / first, "x", kind="ratio"
+    )
+    run.write()
 
 
 if __name__ == "__main__":

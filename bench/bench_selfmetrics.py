@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import statistics
 import sys
 import time
 import tracemalloc
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from autoscaler.selfmetrics import CONDITION_STATUSES, PLAIN_GAUGES, SelfMetrics, Snapshot
+from bench import record
 from bench.childrounds import alternate
 
 CONDITIONS = ("AbleToScale", "ScalingActive", "ScalingLimited", "Fallback")
@@ -124,7 +126,10 @@ def main() -> None:
     )
     p.add_argument("--autoscalers", type=int, default=10000)
     p.add_argument("--rounds", type=int, default=3)
+    record.add_json_option(p)
     args = p.parse_args()
+    run = record.Run.begin(args)
+    rows: dict[str, list[tuple[float, ...]]] = {"gauges": [], "snapshots": []}
     print(f"{args.autoscalers} Autoscalers, 20 series each; one child process per way and round")
     print(
         f"{'way':<10} {'pass (us)':>9} {'tracked objects':>16} {'memory (MiB)':>13} "
@@ -137,6 +142,36 @@ def main() -> None:
             f"{way:<10} {observe * 1e6:>9.1f} {tracked:>16,} {traced / 2**20:>13.1f} "
             f"{full * 1e3:>13.0f} {scrape * 1e3:>12.0f} {size / 1e6:>10.1f}"
         )
+        rows[way].append((traced / 2**20, tracked, scrape * 1e3, size / 1e6))
+    for way, kept in rows.items():
+        traced, tracked, scrape, size = (statistics.median(c) for c in zip(*kept, strict=True))
+        run.figure(f"{way}_mib", f"{way}: memory (tracemalloc)", traced, "MiB", kind="size")
+        run.figure(
+            f"{way}_tracked",
+            f"{way}: objects the collector tracks",
+            tracked,
+            "objects",
+            kind="count",
+        )
+        run.figure(f"{way}_scrape", f"{way}: a scrape", scrape, "ms", kind="time")
+        run.figure(f"{way}_body", f"{way}: the scrape's body", size, "MB", kind="size")
+    gauges, snaps = (statistics.median(r[1] for r in rows[w]) for w in ("gauges", "snapshots"))
+    run.figure(
+        "snapshots_over_gauges",
+        "tracked objects of snapshots over Gauge children",
+        snaps / gauges,
+        "x",
+        kind="ratio",
+        decides="series",
+    )
+    run.goal(
+        "series",
+        "per-Autoscaler series as snapshots track at most a tenth of the objects",
+        figure="snapshots_over_gauges",
+        met=snaps / gauges <= 0.1,
+    )
+    run.note(f"medians of {args.rounds} rounds per way, each in a fresh child process")
+    run.write()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,195 @@
+"""The figure tables `bench/report.py` renders into the README and docs/scaling.md: which
+figures each quotes, and the sizing arithmetic on them."""
+
+from __future__ import annotations
+
+import math
+
+from bench.resultsfiles import Results, quoted
+
+# ---- regions: the README's headline table, docs/scaling.md's tables -----------------------
+
+# the README's table: (results file, figure, what it says), each a deciding figure or context
+HEADLINE: tuple[tuple[str, str, str], ...] = (
+    ("bench_controller-10000", "lag_p99", "controller, 10,000 Autoscalers: reconcile lag p99"),
+    ("bench_controller-10000", "controller_cores", "controller, 10,000 Autoscalers: CPU"),
+    ("bench_controller-10000", "machine_busy", "the whole machine's CPUs busy in that run"),
+    (
+        "bench_controller-10000",
+        "api_requests_per_pass",
+        "controller, 10,000: API requests per pass, status writes included",
+    ),
+    ("bench_pass", "instructions_per_pass", "controller: instructions per pass (callgrind)"),
+    ("bench_adapter_callgrind", "instructions_adapter", "adapter: instructions per request"),
+    ("bench_batching", "external_batched_queries", "adapter: 1,000 External requests, batched"),
+    ("bench_adapter", "coalesced_cache_on", "adapter: 100 identical concurrent requests"),
+)
+
+
+def headline(all_results: dict[str, Results]) -> str:
+    out = ["| measured | value | command |", "|---|---|---|"]
+    for name, key, what in HEADLINE:
+        r = all_results[name]
+        out.append(f"| {what} | {quoted(r, key)} | `{r.doc['command']}` |")
+    out.append("")
+    out.append(
+        "Every figure, its machine and what it decides: [docs/benchmarks.md](docs/benchmarks.md)."
+    )
+    return "\n".join(out) + "\n"
+
+
+# docs/scaling.md's "measured" table: (results file, figure, what it says, how it was measured)
+CPU = "each process's /proc CPU time over the steady-state window, divided by its passes"
+MEASURED: tuple[tuple[str, str, str, str], ...] = (
+    ("bench_controller-1000", "controller_cores", "controller CPU, 1,000 Autoscalers", CPU),
+    ("bench_controller-3000", "controller_cores", "controller CPU, 3,000 Autoscalers", CPU),
+    ("bench_controller-10000", "controller_cores", "controller CPU, 10,000 Autoscalers", CPU),
+    ("bench_controller-10000", "cpu_per_pass_controller", "controller CPU per pass, 10,000", CPU),
+    ("bench_controller-10000", "cpu_per_pass_adapter", "adapter CPU per pass, 10,000", CPU),
+    ("bench_controller-10000", "cpu_per_pass_sandbox", "API server (sandbox) CPU per pass", CPU),
+    ("bench_controller-10000", "cpu_per_pass_prometheus", "Prometheus CPU per pass", CPU),
+    (
+        "bench_controller-10000",
+        "lag_p99",
+        "reconcile lag p99, 10,000",
+        "how late each pass started against when it was due, over the window",
+    ),
+    (
+        "bench_controller-10000",
+        "machine_busy",
+        "the machine's busy CPUs during the 10,000 run",
+        "/proc/stat over the window: this stack and everything else on the shared VM",
+    ),
+    (
+        "bench_controller-1000",
+        "controller_rss",
+        "controller RSS, 1,000",
+        "/proc RSS at the window's end (the bench driver shares the process)",
+    ),
+    (
+        "bench_controller-10000",
+        "controller_rss",
+        "controller RSS, 10,000",
+        "/proc RSS at the window's end (the bench driver shares the process)",
+    ),
+    (
+        "bench_controller-10000",
+        "api_reads_per_pass",
+        "API requests per pass, status writes aside",
+        "the sandbox's own request counters over the window, divided by the passes",
+    ),
+    (
+        "bench_controller-10000",
+        "status_writes_per_pass",
+        "status writes per pass",
+        "the sandbox's own request counters over the window, divided by the passes",
+    ),
+    (
+        "bench_controller-replicas",
+        "pair_share_of_one",
+        "2 replicas, 4 shards: replica-0 against one replica on all",
+        "each process's /proc CPU over windows of the same length, one run",
+    ),
+    (
+        "bench_controller-replicas",
+        "pair_against_alone",
+        "replica-0 of the pair against one replica alone on its shards' Autoscalers",
+        "each process's /proc CPU over windows of the same length, one run",
+    ),
+    (
+        "bench_density",
+        "pair_over_one",
+        "the control: work that halves exactly, each of a pair against one",
+        "bench_pass's work at a rate and at half of it, in fresh processes",
+    ),
+    (
+        "bench_batching",
+        "pods_batched_queries",
+        "Prometheus queries, 1,000 Pods requests",
+        "Prometheus' own query log, batched (--batch-window 5s)",
+    ),
+    (
+        "bench_batching",
+        "pods_unbatched_queries",
+        "the same, unbatched",
+        "Prometheus' own query log, --batch-window 0",
+    ),
+    (
+        "bench_batching",
+        "external_batched_queries",
+        "Prometheus queries, 1,000 External",
+        "Prometheus' own query log, one rule summing by queue, batched",
+    ),
+    (
+        "bench_adapter",
+        "discovery_peak_rss",
+        "adapter peak RSS, discovery of 100,000 series",
+        "the discovering process's peak RSS (getrusage)",
+    ),
+    (
+        "bench_pod_cache",
+        "slim_mib",
+        "pod cache, 5,000 slim pods",
+        "tracemalloc of the cache in a fresh process, median of rounds",
+    ),
+    (
+        "bench_pass",
+        "instructions_per_pass",
+        "a pass's own work, HTTP left out",
+        "callgrind instructions over 400 steady-state passes",
+    ),
+    (
+        "bench_adapter_callgrind",
+        "instructions_adapter",
+        "adapter, a wildcard over 100 pods",
+        "callgrind instructions per request, one client",
+    ),
+)
+
+
+def measured(all_results: dict[str, Results]) -> str:
+    out = ["| figure | value | kind | how | command |", "|---|---|---|---|---|"]
+    for name, key, what, how in MEASURED:
+        r = all_results[name]
+        kind = r.figure(key)["kind"]
+        out.append(f"| {what} | {quoted(r, key)} | {kind} | {how} | `{r.doc['command']}` |")
+    return "\n".join(out) + "\n"
+
+
+SIZES = (100, 1_000, 10_000, 100_000)
+SHARE = 0.6  # cores a replica should carry at most, so losing one leaves the rest under a core
+
+
+def sizing_table(all_results: dict[str, Results]) -> str:
+    """What to run for each size, extrapolated linearly from the 1,000 and 10,000 runs: a
+    pass costs the same whatever the number of Autoscalers (nothing is scanned per pass),
+    memory grows with the watch caches."""
+    small, large = all_results["bench_controller-1000"], all_results["bench_controller-10000"]
+    sync = float(large.option("--sync-period", "15"))
+    per_pass = large.value("cpu_per_pass_controller") / 1000  # CPU seconds
+    adapter = large.value("cpu_per_pass_adapter") / 1000
+    calls = large.value("api_requests_per_pass")
+    writes = large.value("status_writes_per_pass")
+    n0, n1 = 1000, 10_000
+    rss0, rss1 = small.value("controller_rss"), large.value("controller_rss")
+    slope = (rss1 - rss0) / (n1 - n0)  # MiB per Autoscaler
+    out = [
+        "| Autoscalers | passes/s | controller CPU | replicas, shards | controller memory "
+        "(each replica) | adapter CPU | API requests/s (status writes/s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n in SIZES:
+        rate = n / sync
+        cores = rate * per_pass
+        if cores <= SHARE:
+            replicas, shards = 2, 1  # a leader and a standby
+        else:
+            replicas = math.ceil(cores / SHARE) + 1
+            shards = 2 ** math.ceil(math.log2(2 * replicas))  # a few per replica: small steps
+        memory = rss0 + slope * (n - n0)
+        out.append(
+            f"| {n:,} | {rate:,.0f} | {cores:.2g} cores | {replicas}, {shards} | "
+            f"{memory:,.0f} MiB | {rate * adapter:.2g} cores | {rate * calls:,.0f} "
+            f"({rate * writes:,.0f}) |"
+        )
+    return "\n".join(out) + "\n"
