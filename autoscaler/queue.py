@@ -17,7 +17,7 @@
   50 ms late, a 100 ms back-off up to 10 ms (up to 50 when a key with a longer slot falls due
   just before it: the timer follows the heads of the two lanes only), and a key due now (an
   urgent one, a spec change) is handed out at once. Each idle-to-busy turn of the event loop
-  costs CPU of its own (docs/scaling.md, "what waiting costs on this VM").
+  costs CPU of its own (bench/bench_adapter.py prints what a wait costs on the machine).
 
 Time is a monotonic clock passed in (seconds), so tests can drive it.
 """

@@ -5,7 +5,7 @@ The standard loop's TLS transport (`asyncio.sslproto`) and callback queue are Py
 (libuv, with that transport in Cython) does the same work in C. Every process of the bundle
 talks TLS on every request, so this is CPU saved on each one: measured on the adapter's floor
 (aiohttp + TLS answering a 19 KB body, `bench/bench_adapter_callgrind.py`), 21% fewer
-instructions per request; on the controller, see docs/scaling.md. uvloop is a dependency on
+instructions per request (see docs/benchmarks.md). uvloop is a dependency on
 Linux and macOS; `--event-loop asyncio` keeps the standard loop (e.g. to rule it out).
 """
 

@@ -120,7 +120,7 @@ class Aggregator:
         self._contexts: dict[Target, ssl.SSLContext] = {}
         # the lean client (common.http1) per backend endpoint: every other proxied request
         # (aiohttp's client costs about twice the CPU per request; the proxy was 23% of the
-        # sandbox's CPU samples at 10,000 Autoscalers, docs/scaling.md run 73)
+        # sandbox's CPU samples at 10,000 Autoscalers when it was measured; see git log)
         self._origins: dict[tuple[Target, str, int], Origin] = {}
         # (group, version) -> its Target or None; rebuilt after any APIService change, so a
         # request does not sort every APIService to find its route

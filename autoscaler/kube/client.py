@@ -6,7 +6,7 @@ own CRD, so everything here is plain JSON. The library still owns configuration,
 own hook, and its REST client's aiohttp session, with the client certificate and CA, sends),
 and we own the JSON, the timeouts and the mapping of failures to `KubeError`. Requests go
 straight to that session rather than through `call_api`, whose generic header, parameter and
-body handling was about 8% of the controller's CPU at 10,000 Autoscalers (docs/scaling.md).
+body handling was about 8% of the controller's CPU at 10,000 Autoscalers when profiled.
 When no proxy is configured, requests that are not watches go over `common.http1` instead, a
 lean keep-alive client with the same TLS settings (see `_direct_origin`); watches stream
 through the library's session.
@@ -243,7 +243,7 @@ def _direct_origin(api: Any) -> Origin | None:
 
     aiohttp's client costs about twice the CPU per request (0.65-0.77 against 0.29-0.39 ms for
     a Prometheus query, bench/bench_prometheus_client.py); at 10,000 Autoscalers the switch
-    took the controller from 1.53-1.54 to 1.26-1.33 ms of CPU per pass (docs/scaling.md)."""
+    took the controller from 1.53-1.54 to 1.26-1.33 ms of CPU per pass when measured."""
     rest = getattr(api, "rest_client", None)
     config = getattr(api, "configuration", None)
     if rest is None or config is None or getattr(rest, "proxy", None):

@@ -12,9 +12,10 @@ pod cache decides which those are, as its own selector match).
 A namespace-wide answer carries every pod of the namespace, so it pays only when enough passes
 share it. A key reads namespace-wide only when the window before saw at least two requests for
 it and at least one per `PODS_PER_REQUEST` pods of the namespace; otherwise each pass reads its
-own pods, exactly as upstream does. The constant comes from docs/scaling.md: one request costs
-the stack (API server proxy, adapter, controller) about 2-3 ms of CPU, one more pod in an
-answer a few microseconds, so a namespace-wide read of N pods costs about what N/100 requests
+own pods, exactly as upstream does. The constant comes from the controller benchmark
+(bench/bench_controller.py): one request costs the stack (API server proxy, adapter,
+controller) about 2-3 ms of CPU, one more pod in an answer a few microseconds, so a
+namespace-wide read of N pods costs about what N/100 requests
 of a few pods each do even at the conservative end.
 
 Failures are not shared beyond the requests already waiting on them: the next pass asks again.
