@@ -104,8 +104,10 @@ def test_fit_and_forecast(case: Case) -> None:
     if case.verdict != READY:
         assert result.value is None
         return
-    assert model.error is not None and model.error < 0.5
-    assert case.near is not None and result.value is not None
+    assert model.error is not None
+    assert model.error < 0.5
+    assert case.near is not None
+    assert result.value is not None
     assert result.value == pytest.approx(case.near, rel=0.1)
 
 
@@ -116,7 +118,8 @@ def test_forecast_is_the_highest_value_of_the_window() -> None:
     model = fit(s, now=end * STEP, horizon=HORIZON, seasonality=(DAILY,))
     value = forecast(s, model, now=end * STEP, horizon=HORIZON).value
     assert value == pytest.approx(truth(daily, end), abs=0.01)
-    assert value is not None and value > daily(end) + 1
+    assert value is not None
+    assert value > daily(end) + 1
 
 
 def test_gaps_are_skipped() -> None:
@@ -132,8 +135,7 @@ def test_message_says_what_history_is_missing() -> None:
     s = series(daily, DAY)
     model = fit(s, now=DAY * STEP, horizon=HORIZON, seasonality=(DAILY, WEEKLY))
     assert model.message == (
-        "1d of history before now; a season needs itself plus 24.5h to be judged "
-        "(7d needs 192.5h)"
+        "1d of history before now; a season needs itself plus 24.5h to be judged (7d needs 192.5h)"
     )
 
 
