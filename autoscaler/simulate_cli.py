@@ -35,6 +35,7 @@ from autoscaler.core.document import parse_options
 from autoscaler.core.fields import milli, time_ns
 from autoscaler.core.model import NS, Spec
 from autoscaler.core.simulate import SimPoint, SimStep, simulate
+from autoscaler.simulate_compare import comparison_json, plot_both, render_comparison, run_both
 from common.kubetime import format_time_ns
 
 __all__ = ["main"]
@@ -328,22 +329,25 @@ def _run(args: argparse.Namespace) -> int:
             step=_seconds(args.step),
         )
     replicas = args.replicas if args.replicas is not None else (spec.min_replicas or 1)
-    steps = simulate(
-        spec,
-        timeline,
-        replicas=replicas,
-        request_milli=request,
-        pod_ready_delay=args.pod_ready_delay,
-        options=options,
-        controls=controls,
-    )
+    kw: dict[str, Any] = {"replicas": replicas, "request_milli": request, "options": options}
+    kw["pod_ready_delay"] = args.pod_ready_delay
+    without, result = None, None  # with spec.predictive: the run without it, and the comparison
+    if controls.predictive is not None:
+        without, steps, result = run_both(spec, timeline, controls, **kw)
+    else:
+        steps = simulate(spec, timeline, controls=controls, **kw)
     if args.json:
         for s in steps:
             sys.stdout.write(json.dumps(_json_step(s, controls=controls.present)) + "\n")
     else:
         sys.stdout.write(render_table(steps, count, controls=controls.present))
+    if result is not None:
+        text = (
+            json.dumps(comparison_json(result)) if args.json else "\n" + render_comparison(result)
+        )
+        sys.stdout.write(text.rstrip("\n") + "\n")
     if args.plot:
-        plot(steps, args.plot)
+        plot_both(without, steps, args.plot) if without is not None else plot(steps, args.plot)
     return 0
 
 
@@ -358,6 +362,8 @@ def _json_step(s: SimStep, *, controls: bool) -> dict[str, Any]:
     }
     if controls:  # only with a control: without one the output is what it always was
         out.update(fallback=s.fallback, paused=s.paused, schedules=list(s.schedules))
+    if s.forecast:
+        out["forecast"] = list(s.forecast)
     return out
 
 
