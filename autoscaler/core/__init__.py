@@ -97,5 +97,6 @@ def decide_document(doc: Any) -> dict[str, Any]:
         options=step.options,
         controls=step.controls,
         state=step.control_status,
+        forecasts=step.forecasts,
     )
     return render_decision(decision)

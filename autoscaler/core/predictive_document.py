@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autoscaler.core.fields import DocumentError, as_list, as_str, duration_ns
+from autoscaler.core.fields import DocumentError, as_list, as_str, duration_ns, milli
+from autoscaler.core.forecast import ERROR_TOO_LARGE, HISTORY_TOO_SHORT, READY, Forecast, ModelFit
 from autoscaler.core.model import NS
 from autoscaler.core.predictive_model import (
     MODES,
@@ -16,7 +17,7 @@ from autoscaler.core.predictive_model import (
 )
 from autoscaler.core.proposal import format_milli
 
-__all__ = ["parse_predictive", "render_predictive"]
+__all__ = ["parse_forecasts", "parse_predictive", "render_predictive"]
 
 HOUR = 3600 * NS
 MAX_HORIZON = 24 * HOUR  # further than a day ahead the forecast is a season's echo, not a forecast
@@ -115,6 +116,43 @@ def _text(ns: int) -> str:
             f"{seconds // 3600}h{seconds % 3600 // 60}m" if seconds >= 3600 else f"{seconds // 60}m"
         )
     return f"{seconds}s"
+
+
+VERDICTS = (READY, HISTORY_TOO_SHORT, ERROR_TOO_LARGE)
+
+
+def parse_forecasts(raw: Any, count: int, path: str) -> tuple[Forecast | None, ...]:
+    """The document's `forecasts`: one entry per spec metric (null: no history for it yet), as
+    the controller computes them from its cached history, so `decide` replays them."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise DocumentError(path, "must be a list")
+    if len(raw) != count:
+        raise DocumentError(path, f"has {len(raw)} entries: give one per spec metric ({count})")
+    return tuple(None if f is None else _forecast(f, f"{path}[{i}]") for i, f in enumerate(raw))
+
+
+def _forecast(obj: Any, path: str) -> Forecast:
+    if not isinstance(obj, dict):
+        raise DocumentError(path, "must be an object or null")
+    verdict = as_str(obj, "verdict", path, required=True)
+    if verdict not in VERDICTS:
+        raise DocumentError(f"{path}.verdict", f"must be one of {', '.join(VERDICTS)}")
+    raw_value = obj.get("value")
+    if verdict == READY and raw_value is None:
+        raise DocumentError(f"{path}.value", "is required when the verdict is Ready")
+    value = None if raw_value is None else milli(raw_value, f"{path}.value") / 1000
+    error = obj.get("error")
+    if error is not None and (
+        not isinstance(error, int | float) or isinstance(error, bool) or error < 0
+    ):
+        raise DocumentError(f"{path}.error", "must be a number >= 0")
+    horizon = duration_ns(obj.get("horizon", "5m"), f"{path}.horizon")
+    season = duration_ns(obj.get("season", "0s"), f"{path}.season")
+    message = as_str(obj, "message", path)
+    model = ModelFit(verdict, season, None if error is None else float(error), message)
+    return Forecast(value, horizon, model)
 
 
 def render_predictive(r: PredictiveReport) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from autoscaler.core import parse_spec
+from autoscaler.core import decide_document, parse_document, parse_spec
 from autoscaler.core.controls_document import parse_controls, render_control_status
 from autoscaler.core.fields import DocumentError
 from autoscaler.core.forecast import ERROR_TOO_LARGE, HISTORY_TOO_SHORT, READY, Forecast, ModelFit
@@ -352,3 +352,60 @@ def test_defaults() -> None:
         336 * 3600 * NS,
         (24 * 3600 * NS, 168 * 3600 * NS),
     )
+
+
+def document(forecasts: Any) -> dict[str, Any]:
+    obj = autoscaler(EXT, "Scale")
+    return {
+        "now": "2027-01-15T10:00:00Z",
+        "autoscaler": {**obj, "status": {}},
+        "scale": {"spec": {"replicas": 5}, "status": {"replicas": 5, "selector": "app=web"}},
+        "pods": [],
+        "metrics": [{"items": [{"value": "50"}]}],
+        "forecasts": forecasts,
+    }
+
+
+def test_decide_document_takes_the_controllers_forecasts() -> None:
+    ready = {"verdict": "Ready", "value": "80", "horizon": "5m", "error": 0.1, "season": "24h"}
+    result = decide_document(document([ready]))
+    assert result["desiredReplicas"] == 8
+    assert result["status"]["predictive"]["changedDecision"] is True
+    short = {"verdict": "HistoryTooShort", "message": "1d of history"}
+    result = decide_document(document([short]))
+    assert result["desiredReplicas"] == 5
+    by_type = {c["type"]: c for c in result["status"]["conditions"]}
+    assert by_type["Predictive"]["reason"] == "HistoryTooShort"
+    assert "1d of history" in by_type["Predictive"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("forecasts", "path", "problem"),
+    [
+        pytest.param({}, "forecasts", "must be a list", id="not-a-list"),
+        pytest.param([], "forecasts", "has 0 entries: give one per spec metric (1)", id="count"),
+        pytest.param(["x"], "forecasts[0]", "must be an object or null", id="not-an-object"),
+        pytest.param(
+            [{"verdict": "Sure"}],
+            "forecasts[0].verdict",
+            "must be one of Ready, HistoryTooShort, ErrorTooLarge",
+            id="verdict",
+        ),
+        pytest.param(
+            [{"verdict": "Ready"}],
+            "forecasts[0].value",
+            "is required when the verdict is Ready",
+            id="ready-without-value",
+        ),
+        pytest.param(
+            [{"verdict": "Ready", "value": "80", "error": -1}],
+            "forecasts[0].error",
+            "must be a number >= 0",
+            id="negative-error",
+        ),
+    ],
+)
+def test_bad_forecasts_name_the_field(forecasts: Any, path: str, problem: str) -> None:
+    with pytest.raises(DocumentError) as e:
+        parse_document(document(forecasts))
+    assert (e.value.path, e.value.problem) == (path, problem)
