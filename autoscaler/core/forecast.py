@@ -51,11 +51,13 @@ class Series:
     step: int
     values: Sequence[float]
 
+    def position(self, at: int) -> int:
+        """The grid index of the first instant at or after `at` (may lie past the samples)."""
+        return max(0, -((self.start - at) // self.step))
+
     def index(self, at: int) -> int:
         """How many samples lie strictly before `at` (the end of what the model may read)."""
-        if at <= self.start:
-            return 0
-        return min(len(self.values), -((self.start - at) // self.step))
+        return min(len(self.values), self.position(at))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +114,20 @@ def fit(
 
 
 def forecast(series: Series, model: ModelFit, *, now: int, horizon: int) -> Forecast:
-    """The highest value the model expects in [now, now + horizon], from values before now."""
+    """The highest value the model expects in [now, now + horizon], from values before now.
+
+    The series may end before `now` (the controller refreshes it every few minutes): the window
+    still starts at `now`, and the level correction uses the latest samples there are."""
     if model.verdict != READY:
         return Forecast(None, horizon, model)
-    end = series.index(now)
+    at = series.position(now)
+    end = min(at, len(series.values))
     p = model.period // series.step
     level = max(1, LEVEL // series.step)
-    value = _predict(series.values, end, p, _steps(series, horizon), level)
+    lo = end - level
+    base = _baselines(series.values, lo, end, p)
+    steps = _steps(series, horizon)
+    value = _predict_from(series.values, base, lo, end=end, at=at, p=p, steps=steps, level=level)
     return Forecast(value, horizon, model)
 
 
@@ -126,13 +135,17 @@ def _steps(series: Series, horizon: int) -> int:
     return max(0, -(-horizon // series.step))
 
 
-def _baseline(values: Sequence[float], j: int, p: int) -> float:
-    """The median of the values one to CYCLES seasons before j (NaN when none)."""
+def _baseline(values: Sequence[float], j: int, p: int, limit: int | None = None) -> float:
+    """The median of the values one to CYCLES seasons before j (NaN when none), reading only
+    indices below `limit` (default j: a baseline never reads its own instant or later)."""
     seen = []
+    top = j if limit is None else min(j, limit)
     for k in range(1, CYCLES + 1):
         i = j - k * p
         if i < 0:
             break
+        if i >= top:
+            continue
         v = values[i]
         if v == v:  # not NaN
             seen.append(v)
@@ -143,31 +156,54 @@ def _baseline(values: Sequence[float], j: int, p: int) -> float:
     return seen[n // 2] if n % 2 else (seen[n // 2 - 1] + seen[n // 2]) / 2
 
 
+def _window_baseline(values: Sequence[float], at: int, p: int, steps: int, limit: int) -> float:
+    """The median over the seasons before of the highest value of the window [at, at + steps]
+    one to CYCLES seasons back (reading only indices below `limit`; NaN when none)."""
+    highs = []
+    for k in range(1, CYCLES + 1):
+        lo = at - k * p
+        if lo < 0:
+            break
+        hi = min(lo + steps + 1, limit)
+        seen = [v for v in values[lo:hi] if v == v]
+        if seen:
+            highs.append(max(seen))
+    if not highs:
+        return math.nan
+    highs.sort()
+    n = len(highs)
+    return highs[n // 2] if n % 2 else (highs[n // 2 - 1] + highs[n // 2]) / 2
+
+
 def _baselines(values: Sequence[float], lo: int, hi: int, p: int) -> list[float]:
     """The baseline at each index of [lo, hi) (indices below 0 give NaN)."""
     return [_baseline(values, j, p) if j >= 0 else math.nan for j in range(lo, hi)]
 
 
-def _predict(values: Sequence[float], end: int, p: int, steps: int, level: int) -> float | None:
-    """Forecast made at index `end` (reads values[:end] only; p > steps keeps j - p < end)."""
-    lo = end - level
-    return _predict_from(values, _baselines(values, lo, end + steps + 1, p), lo, end, steps, level)
-
-
 def _predict_from(
-    values: Sequence[float], base: Sequence[float], lo: int, end: int, steps: int, level: int
+    values: Sequence[float],
+    base: Sequence[float],
+    lo: int,
+    *,
+    end: int,
+    at: int,
+    p: int,
+    steps: int,
+    level: int,
 ) -> float | None:
-    """As `_predict`, with the baselines precomputed: base[i] is the baseline at index lo + i."""
+    """The forecast of the window [at, at + steps] from values[:end] (at >= end): the window
+    baseline plus the mean offset of the last `level` values from their point baselines
+    (base[i] is the point baseline at index lo + i)."""
     offsets = [
         values[j] - b
         for j in range(max(0, end - level), end)
         if values[j] == values[j] and (b := base[j - lo]) == b
     ]
-    ahead = [b for j in range(end, end + steps + 1) if (b := base[j - lo]) == b]
-    if not ahead:
+    ahead = _window_baseline(values, at, p, steps, end)
+    if ahead != ahead:  # NaN: no season before holds data for the window
         return None
     correction = sum(offsets) / len(offsets) if offsets else 0.0
-    return max(ahead) + correction
+    return ahead + correction
 
 
 def _recent_error(
@@ -175,13 +211,15 @@ def _recent_error(
 ) -> float | None:
     stride = max(1, ERROR_STRIDE // step)
     lo = end - window - level
-    base = _baselines(values, lo, end + steps + 1, p)  # once: a baseline never reads past j - p
+    base = _baselines(values, lo, end, p)  # once: a baseline never reads past j - p
     wrong = total = 0.0
     judged = planned = 0
     for origin in range(end - window, end - steps, stride):
         planned += 1
         actual = [v for v in values[origin : origin + steps + 1] if v == v]
-        predicted = _predict_from(values, base, lo, origin, steps, level)
+        predicted = _predict_from(
+            values, base, lo, end=origin, at=origin, p=p, steps=steps, level=level
+        )
         if not actual or predicted is None:
             continue
         judged += 1

@@ -2,7 +2,8 @@
 "simulate"): each spec metric's values are kept on the model's grid (one sample a minute, the
 highest value seen in that minute), a minute enters the history only once it is over, the model
 is refitted every REFRESH of replay time (as the controller refreshes its history), and the
-forecast of each pass reads only what came before that pass."""
+forecast of each pass reads only what came before that pass. A forecast is computed once per
+grid minute (it reads nothing finer), as a controller would keep it."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class _Track:
     highest: float = math.nan
     model: ModelFit | None = None
     fitted_at: int | None = None
+    last: tuple[tuple[int, int, int], Forecast] | None = None  # the forecast of this minute
 
 
 class ReplayHistory:
@@ -59,7 +61,12 @@ class ReplayHistory:
         if track.model is None or track.fitted_at is None or now - track.fitted_at >= REFRESH:
             track.model = fit(series, now=now, horizon=s.horizon, seasonality=s.seasonality)
             track.fitted_at = now
-        return forecast(series, track.model, now=now, horizon=s.horizon)
+            track.last = None
+        # the forecast reads whole minutes: it changes only when a minute starts or ends
+        key = (series.start, len(series.values), series.position(now))
+        if track.last is None or track.last[0] != key:
+            track.last = (key, forecast(series, track.model, now=now, horizon=s.horizon))
+        return track.last[1]
 
 
 def _record(track: _Track, now: int, value: float | None) -> None:

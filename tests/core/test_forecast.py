@@ -156,3 +156,13 @@ def test_no_peeking_past_now(cut: int, future: list[float]) -> None:
     assert forecast(plain, a, now=now, horizon=HORIZON) == forecast(
         leaked, b, now=now, horizon=HORIZON
     )
+
+
+def test_a_stale_series_still_forecasts_from_now() -> None:
+    """The controller refreshes its history every few minutes: the window moves with `now`."""
+    end = 7 * DAY + DAY // 8  # on the rising edge
+    s = series(daily, end)
+    model = fit(s, now=end * STEP, horizon=HORIZON, seasonality=(DAILY,))
+    later = end + 4  # four minutes after the last sample
+    value = forecast(s, model, now=later * STEP, horizon=HORIZON).value
+    assert value == pytest.approx(truth(daily, later), abs=0.05)
