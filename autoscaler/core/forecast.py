@@ -39,6 +39,8 @@ CYCLES = 4  # seasons the median reads: one odd day (a spike, a holiday) cannot 
 LEVEL = 30 * 60 * NS  # the recent stretch the level correction averages over
 ERROR_WINDOW = 24 * 3600 * NS  # the recent error is measured over the last day
 ERROR_STRIDE = 5 * 60 * NS  # one evaluated forecast every 5 minutes of that day
+COMPARE_WINDOW = 7 * 24 * 3600 * NS  # seasons are compared over up to the last week
+COMPARE_STRIDE = 30 * 60 * NS  # one compared forecast every 30 minutes of it
 MAX_ERROR = 0.5  # a recent error above 50% makes the forecast unfit to act on
 MIN_EVALUATED = 0.5  # at least half the day's forecasts must have had data to be judged
 
@@ -88,25 +90,37 @@ def fit(
     seasonality: Sequence[int],
     max_error: float = MAX_ERROR,
 ) -> ModelFit:
-    """Choose the season with the smallest recent error, judged with no peeking: each forecast
-    of the last day is made from the values before its own instant and compared with the
-    highest value that then came in its horizon (all of it before `now`)."""
+    """Choose a season, then judge it, with no peeking: each forecast judged is made from the
+    values before its own instant and compared with the highest value that then came in its
+    horizon (all of it before `now`). The seasons are compared over the longest stretch all of
+    them can be judged on, up to a week (every 30 minutes): one odd day must not decide between
+    a daily and a weekly cycle. The chosen season's recent error is its error over the last day
+    (every 5 minutes)."""
     end = series.index(now)
     steps = _steps(series, horizon)
     level = max(1, LEVEL // series.step)
-    window = ERROR_WINDOW // series.step
-    best: tuple[float, int] | None = None
-    for period in seasonality:
-        p = period // series.step
-        if p <= steps or end < window + p + level:
-            continue  # the season does not fit in the history yet
-        error = _recent_error(series.values, end, p, steps, level, window, series.step)
-        if error is not None and (best is None or error < best[0]):
-            best = (error, period)
-    if best is None:
+    day = ERROR_WINDOW // series.step
+    usable = [
+        period
+        for period in seasonality
+        if steps < period // series.step and end >= day + period // series.step + level
+    ]
+    if not usable:
         longest = max(seasonality) if seasonality else 0
         return ModelFit(HISTORY_TOO_SHORT, 0, None, _short_message(series, end, longest))
-    error, period = best
+    period = usable[0]
+    if len(usable) > 1:  # compare them on a common stretch
+        span = min(COMPARE_WINDOW // series.step, *(end - q // series.step - level for q in usable))
+        compared = [
+            (e, q)
+            for q in usable
+            if (e := _error(series, end, q, steps, level, span, COMPARE_STRIDE)) is not None
+        ]
+        if compared:
+            period = min(compared)[1]
+    error = _error(series, end, period, steps, level, day, ERROR_STRIDE)
+    if error is None:
+        return ModelFit(HISTORY_TOO_SHORT, 0, None, _short_message(series, end, period))
     if error > max_error:
         why = f"recent error {error:.0%} exceeds {max_error:.0%} (season {_fmt(period)})"
         return ModelFit(ERROR_TOO_LARGE, period, error, why)
@@ -206,10 +220,20 @@ def _predict_from(
     return ahead + correction
 
 
-def _recent_error(
-    values: Sequence[float], end: int, p: int, steps: int, level: int, window: int, step: int
+def _error(
+    series: Series, end: int, period: int, steps: int, level: int, window: int, stride: int
 ) -> float | None:
-    stride = max(1, ERROR_STRIDE // step)
+    """The season's error over the `window` samples before `end`, one forecast every
+    `stride` (ns)."""
+    return _recent_error(
+        series.values, end, period // series.step, steps, level, window, stride // series.step
+    )
+
+
+def _recent_error(
+    values: Sequence[float], end: int, p: int, steps: int, level: int, window: int, stride: int
+) -> float | None:
+    stride = max(1, stride)
     lo = end - window - level
     base = _baselines(values, lo, end, p)  # once: a baseline never reads past j - p
     wrong = total = 0.0
