@@ -10,7 +10,9 @@ seconds) or JSON (`[{"time": ..., "values": [...]}]` or `[{"time": ..., "value":
 one Prometheus range query per spec metric (series are summed). Each point is one controller
 pass; the load model is in docs/decision-document.md. A point without a value is a failed
 metric on that pass, so a replay of an outage shows fallback; schedules open in their own time
-zones; an object's pause annotations hold for the whole replay. Exit status 2 for bad input.
+zones; an object's pause annotations hold for the whole replay. With `spec.predictive`, the
+timeline is replayed with and without prediction (the model sees only the points before each
+pass) and both runs are compared (docs/predictive.md). Exit status 2 for bad input.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Replay an autoscaler spec over a metric timeline. A point without a value is a "
             "failed metric on that pass; the spec's controls (fallback, activation, cooldowns, "
-            "schedules in their time zones, the object's pause annotations) apply."
+            "schedules in their time zones, the object's pause annotations) apply. With "
+            "spec.predictive, the run with prediction is compared with the run without it: "
+            "pod-seconds short of demand, replica-seconds, scale events; --plot draws both."
         ),
     )
     p.add_argument(
