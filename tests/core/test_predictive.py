@@ -409,3 +409,15 @@ def test_bad_forecasts_name_the_field(forecasts: Any, path: str, problem: str) -
     with pytest.raises(DocumentError) as e:
         parse_document(document(forecasts))
     assert (e.value.path, e.value.problem) == (path, problem)
+
+
+def test_forecast_only_never_wakes_a_sleeping_target() -> None:
+    metric = {**EXT, "activation": {"threshold": "5"}}
+    case = Case(
+        metric, 0, "2000", fc(30), 0, ("", ""), mode="ForecastOnly", extra={"minReplicas": 0}
+    )
+    d = run(case)
+    assert d.desired_replicas == 0
+    assert d.controls is not None
+    assert d.controls.predictive is not None
+    assert d.controls.predictive.forecast_replicas == 3  # what Scale would have proposed
