@@ -23,7 +23,7 @@ With --callgrind (needs valgrind), the decision core's cost in instructions: a p
 computed once per one-minute grid step, so on every fourth pass), a pass whose forecast raises
 the recommendation (the decision is then made twice, to report whether the forecast changed it),
 and one refit of the model (14 days of one-minute history, two seasons; simulate refits every
-5 minutes of replay time). --out appends the run to a JSON file (figures with units, command,
+30 minutes of replay time). --out appends the run to a JSON file (figures with units, command,
 commit, date).
 
     .venv/bin/python bench/bench_predictive.py [--callgrind] [--out FILE.json]

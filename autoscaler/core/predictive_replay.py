@@ -1,7 +1,7 @@
 """The history a replay gives the predictive model, with no peeking (docs/predictive.md
 "simulate"): each spec metric's values are kept on the model's grid (one sample a minute, the
 highest value seen in that minute), a minute enters the history only once it is over, the model
-is refitted every REFRESH of replay time (as the controller refreshes its history), and the
+is refitted every REFIT of replay time (as the controller is to refit it), and the
 forecast of each pass reads only what came before that pass. A forecast is computed once per
 grid minute (it reads nothing finer), as a controller would keep it."""
 
@@ -17,10 +17,10 @@ from autoscaler.core.model import NS, MetricSpec
 from autoscaler.core.predictive import forecastable
 from autoscaler.core.predictive_model import PredictiveSpec
 
-__all__ = ["GRID", "REFRESH", "ReplayHistory"]
+__all__ = ["GRID", "REFIT", "ReplayHistory"]
 
 GRID = 60 * NS  # the model's resolution, as the controller's range queries' step
-REFRESH = 5 * 60 * NS  # refit at most this often, as the controller refreshes its history
+REFIT = 30 * 60 * NS  # choosing and judging the season: costly, and its answer moves slowly
 
 
 @dataclass(slots=True)
@@ -58,7 +58,7 @@ class ReplayHistory:
         first = max(track.start, now - s.history)  # the model reads `history`, no more
         skip = max(0, (first - track.start) // GRID)
         series = Series(track.start + skip * GRID, GRID, _Window(track.values, skip))
-        if track.model is None or track.fitted_at is None or now - track.fitted_at >= REFRESH:
+        if track.model is None or track.fitted_at is None or now - track.fitted_at >= REFIT:
             track.model = fit(series, now=now, horizon=s.horizon, seasonality=s.seasonality)
             track.fitted_at = now
             track.last = None
