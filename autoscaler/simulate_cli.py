@@ -10,7 +10,9 @@ seconds) or JSON (`[{"time": ..., "values": [...]}]` or `[{"time": ..., "value":
 one Prometheus range query per spec metric (series are summed). Each point is one controller
 pass; the load model is in docs/decision-document.md. A point without a value is a failed
 metric on that pass, so a replay of an outage shows fallback; schedules open in their own time
-zones; an object's pause annotations hold for the whole replay. Exit status 2 for bad input.
+zones; an object's pause annotations hold for the whole replay. With `spec.predictive`, the
+timeline is replayed with and without prediction (the model sees only the points before each
+pass) and both runs are compared (docs/predictive.md). Exit status 2 for bad input.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from autoscaler.core.document import parse_options
 from autoscaler.core.fields import milli, time_ns
 from autoscaler.core.model import NS, Spec
 from autoscaler.core.simulate import SimPoint, SimStep, simulate
+from autoscaler.simulate_compare import comparison_json, plot_both, render_comparison, run_both
 from common.kubetime import format_time_ns
 
 __all__ = ["main"]
@@ -52,7 +55,9 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Replay an autoscaler spec over a metric timeline. A point without a value is a "
             "failed metric on that pass; the spec's controls (fallback, activation, cooldowns, "
-            "schedules in their time zones, the object's pause annotations) apply."
+            "schedules in their time zones, the object's pause annotations) apply. With "
+            "spec.predictive, the run with prediction is compared with the run without it: "
+            "pod-seconds short of demand, replica-seconds, scale events; --plot draws both."
         ),
     )
     p.add_argument(
@@ -328,22 +333,25 @@ def _run(args: argparse.Namespace) -> int:
             step=_seconds(args.step),
         )
     replicas = args.replicas if args.replicas is not None else (spec.min_replicas or 1)
-    steps = simulate(
-        spec,
-        timeline,
-        replicas=replicas,
-        request_milli=request,
-        pod_ready_delay=args.pod_ready_delay,
-        options=options,
-        controls=controls,
-    )
+    kw: dict[str, Any] = {"replicas": replicas, "request_milli": request, "options": options}
+    kw["pod_ready_delay"] = args.pod_ready_delay
+    without, result = None, None  # with spec.predictive: the run without it, and the comparison
+    if controls.predictive is not None:
+        without, steps, result = run_both(spec, timeline, controls, **kw)
+    else:
+        steps = simulate(spec, timeline, controls=controls, **kw)
     if args.json:
         for s in steps:
             sys.stdout.write(json.dumps(_json_step(s, controls=controls.present)) + "\n")
     else:
         sys.stdout.write(render_table(steps, count, controls=controls.present))
+    if result is not None:
+        text = (
+            json.dumps(comparison_json(result)) if args.json else "\n" + render_comparison(result)
+        )
+        sys.stdout.write(text.rstrip("\n") + "\n")
     if args.plot:
-        plot(steps, args.plot)
+        plot_both(without, steps, args.plot) if without is not None else plot(steps, args.plot)
     return 0
 
 
@@ -358,6 +366,8 @@ def _json_step(s: SimStep, *, controls: bool) -> dict[str, Any]:
     }
     if controls:  # only with a control: without one the output is what it always was
         out.update(fallback=s.fallback, paused=s.paused, schedules=list(s.schedules))
+    if s.forecast:
+        out["forecast"] = list(s.forecast)
     return out
 
 

@@ -97,6 +97,7 @@ def decide_document(doc: Any) -> dict[str, Any]:
         options=step.options,
         controls=step.controls,
         state=step.control_status,
+        forecasts=step.forecasts,
     )
     out = render_decision(decision)
     cost = step.spec.pod_deletion_cost

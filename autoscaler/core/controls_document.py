@@ -40,6 +40,7 @@ from autoscaler.core.fields import (
 from autoscaler.core.inputs import as_dict
 from autoscaler.core.model import EXTERNAL, OBJECT
 from autoscaler.core.numeric import MAX_INT32
+from autoscaler.core.predictive_document import parse_predictive, render_predictive
 from autoscaler.core.schedules import schedule_problem
 
 __all__ = ["parse_control_status", "parse_controls", "render_control_status", "render_event"]
@@ -68,11 +69,12 @@ def parse_controls(doc: Mapping[str, Any], autoscaler: Mapping[str, Any]) -> Con
         paused=_annotation(annotations, PAUSED_ANNOTATION),
         paused_replicas=_annotation(annotations, PAUSED_REPLICAS_ANNOTATION),
         conflict=as_str(conflict, "message", "conflict", required=True) if conflict else None,
+        predictive=parse_predictive(spec, "autoscaler.spec"),
     )
 
 
 _PAUSE_KEYS = frozenset({PAUSED_ANNOTATION, PAUSED_REPLICAS_ANNOTATION})
-_SPEC_KEYS = frozenset({"scaleToZero", "fallback", "schedules"})
+_SPEC_KEYS = frozenset({"scaleToZero", "fallback", "schedules", "predictive"})
 
 
 def _mentions_controls(spec: Mapping[str, Any]) -> bool:
@@ -279,6 +281,8 @@ def render_control_status(s: ControlStatus) -> dict[str, Any]:
         out["pausedReplicas"] = s.paused_replicas
     if s.schedules is not None:
         out["schedules"] = [_render_schedule(a) for a in s.schedules]
+    if s.predictive is not None:
+        out["predictive"] = render_predictive(s.predictive)
     return out
 
 

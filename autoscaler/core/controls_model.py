@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autoscaler.core.predictive_model import PredictiveReport, PredictiveSpec
+
 __all__ = [
     "FALLBACK_BEHAVIORS",
     "NO_CONTROLS",
@@ -81,6 +83,7 @@ class Controls:
     paused: str | None = None
     paused_replicas: str | None = None
     conflict: str | None = None
+    predictive: PredictiveSpec | None = None  # spec.predictive (docs/predictive.md)
 
     @property
     def has_activation(self) -> bool:
@@ -98,6 +101,7 @@ class Controls:
             or self.paused is not None
             or self.paused_replicas is not None
             or self.conflict is not None
+            or self.predictive is not None
         )
 
 
@@ -140,6 +144,7 @@ class ControlStatus:
     paused: bool = False
     paused_replicas: int | None = None
     schedules: tuple[ActiveSchedule, ...] | None = None
+    predictive: PredictiveReport | None = None  # output only: recomputed on every pass
 
 
 EMPTY_CONTROL_STATUS = ControlStatus()

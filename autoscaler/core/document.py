@@ -33,6 +33,7 @@ from autoscaler.core.fields import (
     milli,
     time_ns,
 )
+from autoscaler.core.forecast import Forecast
 from autoscaler.core.inputs import as_dict, metric_input, parse_pod, required
 from autoscaler.core.model import (
     CONTAINER_RESOURCE,
@@ -57,6 +58,7 @@ from autoscaler.core.model import (
     Status,
 )
 from autoscaler.core.numeric import MAX_INT32
+from autoscaler.core.predictive_document import parse_forecasts
 from autoscaler.core.tolerances import as_approximate_float64
 from common.quantity import QuantityError, parse_quantity
 
@@ -100,6 +102,7 @@ class Step:
     options: ControllerOptions
     controls: Controls = NO_CONTROLS
     control_status: ControlStatus = EMPTY_CONTROL_STATUS
+    forecasts: tuple[Forecast | None, ...] = ()  # spec.predictive's, one per spec metric
 
 
 def parse_document(doc: Any) -> Step:
@@ -136,7 +139,20 @@ def parse_document(doc: Any) -> Step:
     control_status = parse_control_status(
         as_obj(autoscaler, "status", "autoscaler"), "autoscaler.status"
     )
-    return Step(spec, status, scale, pods, metrics, history, now, options, controls, control_status)
+    forecasts = parse_forecasts(doc.get("forecasts"), len(spec.metrics), "forecasts")
+    return Step(
+        spec,
+        status,
+        scale,
+        pods,
+        metrics,
+        history,
+        now,
+        options,
+        controls,
+        control_status,
+        forecasts,
+    )
 
 
 def parse_options(obj: Mapping[str, Any], path: str = "controller") -> ControllerOptions:

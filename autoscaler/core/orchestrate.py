@@ -28,6 +28,7 @@ from autoscaler.core.decide import decide
 from autoscaler.core.failures import count_failures
 from autoscaler.core.fallback import fallback_events, fallback_replicas, with_fallback
 from autoscaler.core.finish import unwritten
+from autoscaler.core.forecast import Forecast
 from autoscaler.core.measure import Outcome, measure, selector_problem
 from autoscaler.core.model import (
     DEFAULT_OPTIONS,
@@ -44,6 +45,7 @@ from autoscaler.core.model import (
 )
 from autoscaler.core.normalize import scale_down_window
 from autoscaler.core.pause import Pause, apply_pause, pause_report, read_pause
+from autoscaler.core.predictive import PREDICTIVE, Predicted, predict, predictive_condition
 from autoscaler.core.proposal import MetricFailure, Proposal
 from autoscaler.core.schedules import effective_bounds, open_windows
 
@@ -67,6 +69,7 @@ class _Before:
     in_fallback: bool
     last_active: int | None
     shape: Shape | None
+    predicted: Predicted | None = None  # spec.predictive's proposals and report
 
 
 def decide_controlled(
@@ -81,14 +84,16 @@ def decide_controlled(
     options: ControllerOptions = DEFAULT_OPTIONS,
     controls: Controls = NO_CONTROLS,
     state: ControlStatus = EMPTY_CONTROL_STATUS,
+    forecasts: Sequence[Forecast | None] = (),
 ) -> Decision:
     """`decide` with the controls: `controls` from the spec, metadata and controller, `state`
-    the controls' memory from the status. The Decision's `controls` is the new memory and
+    the controls' memory from the status, `forecasts` per spec metric for `spec.predictive`
+    (None: no history for that metric yet). The Decision's `controls` is the new memory and
     `events` what to record."""
     if not controls.present:
         decision = decide(spec, status, scale, pods, metrics, history, now=now, options=options)
         return decision if state == EMPTY_CONTROL_STATUS else _retired(decision, state, now=now)
-    before = _settle(spec, scale, pods, metrics, history, now, options, controls, state)
+    before = _settle(spec, scale, pods, metrics, history, now, options, controls, state, forecasts)
     decision = decide(
         before.spec,
         status,
@@ -101,6 +106,24 @@ def decide_controlled(
         outcomes=before.outcomes,
         shape=before.shape,
     )
+    if before.predicted is not None and before.predicted.raised:
+        # did the forecasts change what is written? decide once more without them to tell
+        plain = _settle(spec, scale, pods, metrics, history, now, options, controls, state, None)
+        reactive = decide(
+            plain.spec,
+            status,
+            scale,
+            pods,
+            metrics,
+            history,
+            now=now,
+            options=options,
+            outcomes=plain.outcomes,
+            shape=plain.shape,
+        )
+        changed = reactive.desired_replicas != decision.desired_replicas
+        report = replace(before.predicted.report, changed=changed)
+        before = replace(before, predicted=replace(before.predicted, report=report))
     return _after(decision, before, status, controls, state, current=scale.spec_replicas, now=now)
 
 
@@ -114,8 +137,10 @@ def _settle(
     options: ControllerOptions,
     controls: Controls,
     state: ControlStatus,
+    forecasts: Sequence[Forecast | None] | None,
 ) -> _Before:
-    """Windows, measurements, failure counts, fallback proposals, activity and the shape."""
+    """Windows, measurements, failure counts, fallback proposals, the forecasts' proposals
+    (`forecasts` None: leave them out), activity and the shape."""
     current = scale.spec_replicas
     windows = open_windows(controls.schedules, now=now)
     base_min = 1 if spec.min_replicas is None else spec.min_replicas
@@ -141,6 +166,23 @@ def _settle(
         else None
     )
     in_fallback = controls.fallback is not None and any(h.fallback for h in health)
+    predicted = None
+    if controls.predictive is not None and given is not None and forecasts is not None:
+        predicted = predict(
+            controls.predictive,
+            eff,
+            scale,
+            pods,
+            metrics,
+            given,
+            flags,
+            forecasts,
+            thresholds=controls.activation,
+            in_fallback=tuple(h.fallback for h in health),
+            now=now,
+            options=options,
+        )
+        given, flags = predicted.outcomes, predicted.flags
     active = _active(controls, flags, given)
     tracks = controls.has_activation or controls.scale_to_zero is not None
     last_active = (
@@ -174,6 +216,7 @@ def _settle(
         in_fallback,
         last_active,
         shape,
+        predicted,
     )
 
 
@@ -204,6 +247,7 @@ def _after(
         paused=pause.paused,
         paused_replicas=pause.replicas,
         schedules=before.windows if controls.schedules else None,
+        predictive=before.predicted.report if before.predicted is not None else None,
     )
     return replace(
         decision,
@@ -239,6 +283,8 @@ def _report(
             )
         )
     events.extend(_schedule_events(state.schedules, before.windows))
+    if before.predicted is not None:
+        predictive_condition(conds, before.predicted.report)
     if controls.conflict is not None:
         conds.set(ABLE_TO_SCALE, FALSE, AMBIGUOUS, controls.conflict)
         # the upstream step may have set AbleToScale=True this pass: a lasting conflict keeps
@@ -331,6 +377,7 @@ def _retired(decision: Decision, state: ControlStatus, *, now: int) -> Decision:
         conds.set(PAUSED, FALSE, "Unpaused", message)
         events = (ControlEvent("Normal", "Unpaused", message),)
     conds.remove(FALLBACK)
+    conds.remove(PREDICTIVE)
     return replace(
         decision, status=replace(decision.status, conditions=conds.snapshot()), events=events
     )

@@ -12,7 +12,8 @@ The load model (docs/decision-document.md, "simulate"):
 - every pod requests `request_milli` of the resource (Utilization targets need it);
 - a point with no value for a metric is a failed metric on that pass (fallback counts it);
 - the controls (pause, activation, cooldowns, fallback, schedules) apply as in the controller;
-  the Autoscaler counts as created at the first point unless `controls.created` says otherwise.
+  the Autoscaler counts as created at the first point unless `controls.created` says otherwise;
+- with `spec.predictive`, the model sees only the points before each pass (predictive_replay).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from autoscaler.core.model import (
     Status,
 )
 from autoscaler.core.orchestrate import decide_controlled
+from autoscaler.core.predictive_replay import ReplayHistory
 
 __all__ = ["SimPoint", "SimStep", "simulate"]
 
@@ -70,6 +72,7 @@ class SimStep:
     fallback: bool = False  # a metric was in fallback on this pass
     paused: bool = False
     schedules: tuple[str, ...] = ()  # the windows open on this pass
+    forecast: tuple[float | None, ...] = ()  # per metric, the Ready forecast used on this pass
 
 
 @dataclass(slots=True)
@@ -107,6 +110,7 @@ def simulate(
     history: History | None = None
     out: list[SimStep] = []
     delay = pod_ready_delay * NS
+    past = ReplayHistory(controls.predictive, spec.metrics) if controls.predictive else None
     for point in timeline:
         now = point.time
         model_pods = [_pod(p, now, spec, request_milli) for p in pods]
@@ -115,6 +119,7 @@ def simulate(
             _metric(m, v, ready_names, now) for m, v in zip(spec.metrics, point.values, strict=True)
         ]
         scale = Scale(current, len(pods), "app=simulated")
+        forecasts = past.forecasts(now) if past is not None else ()
         decision = decide_controlled(
             spec,
             status,
@@ -126,10 +131,16 @@ def simulate(
             options=opts,
             controls=controls,
             state=state,
+            forecasts=forecasts,
         )
+        if past is not None:
+            past.observe(now, point.values)  # after the pass: it never saw its own values
         # a pass that fails keeps the scale as it is (status.desiredReplicas may be stale)
         desired = decision.desired_replicas if decision.rescale else current
-        out.append(_step(point, current, len(ready_names), desired, decision))
+        step = _step(point, current, len(ready_names), desired, decision)
+        if forecasts:
+            step = replace(step, forecast=tuple(f.value if f else None for f in forecasts))
+        out.append(step)
         status, history = decision.status, decision.history
         state = decision.controls or EMPTY_CONTROL_STATUS
         if decision.rescale:

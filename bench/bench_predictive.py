@@ -1,0 +1,357 @@
+"""Predictive scaling on generated traces: does it cut the time short of demand, and at what cost?
+
+Two seeded traces of 21 days, one pass every 15 s, an External metric (requests per second) with
+an AverageValue target of 50 per replica, minReplicas 2, maxReplicas 200, pods ready 60 s after
+they are created, no behavior (upstream's defaults), `predictive: {mode: Scale, horizon: 5m,
+history: 336h, seasonality: [24h, 168h]}`:
+
+- `seasonal`: a working-day cycle (a steep morning rise, an evening fall), weekends at 40%, a
+  trend of +0.5% a day, correlated noise (about 3%), a one-off spike (x1.8 for 20 minutes) on
+  day 10 (in the history the model reads later), a public holiday on day 19 (a Tuesday at the
+  weekend level), and an unforeseeable spike (x1.5 for 10 minutes) on day 18;
+- `flat`: no cycle: a level that wanders slowly, correlated noise and random bursts.
+
+Each trace is replayed with `simulate` twice, with and without `predictive` (the model sees only
+the points before each pass), and measured over days 14 to 21 (the first two weeks are the
+history the weekly season needs): pod-seconds short of demand (demand above ready replicas x
+target), replica-seconds, scale events. Goals (issue 37): on `seasonal`, prediction cuts the
+pod-seconds short by at least 50% for at most 10% more replica-seconds; on `flat` it is no worse
+than reactive (no more pod-seconds short, at most 10% more replica-seconds).
+
+With --callgrind (needs valgrind), the decision core's cost in instructions: a pass without
+`predictive` (the control), a pass with it (the decision, and the forecast from the cached fit,
+computed once per one-minute grid step, so on every fourth pass), a pass whose forecast raises
+the recommendation (the decision is then made twice, to report whether the forecast changed it),
+and one refit of the model (14 days of one-minute history, two seasons; simulate refits every
+30 minutes of replay time). --out appends the run to a JSON file (figures with units, command,
+commit, date).
+
+    .venv/bin/python bench/bench_predictive.py [--callgrind] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from autoscaler.core import parse_spec
+from autoscaler.core.controls_document import parse_controls
+from autoscaler.core.controls_model import EMPTY_CONTROL_STATUS, Controls
+from autoscaler.core.forecast import Forecast, ModelFit, Series, fit, forecast
+from autoscaler.core.model import NS, History, MetricItems, MetricSample, Pod, Scale, Spec, Status
+from autoscaler.core.orchestrate import decide_controlled
+from autoscaler.core.replay_figures import RunFigures, run_figures
+from autoscaler.core.simulate import SimPoint, simulate
+
+T0 = 1_767_225_600 * NS  # 2026-01-01T00:00:00Z, a Thursday
+DAYS = 21
+STEP = 15  # seconds: the controller's sync period
+MEASURED_FROM = 14  # days: the first two weeks are history
+READY_DELAY = 60  # seconds from creation to ready
+SEED = 37
+
+OBJ: dict[str, Any] = {
+    "spec": {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 2,
+        "maxReplicas": 200,
+        "metrics": [
+            {
+                "type": "External",
+                "external": {
+                    "metric": {"name": "http_requests_per_second"},
+                    "target": {"type": "AverageValue", "averageValue": "50"},
+                },
+            }
+        ],
+        "predictive": {
+            "mode": "Scale",
+            "horizon": "5m",
+            "history": "336h",
+            "seasonality": ["24h", "168h"],
+        },
+    }
+}
+
+
+def _logistic(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
+
+
+def seasonal(seed: int) -> list[float]:
+    rng = random.Random(seed)
+    noise = 0.0
+    out = []
+    for i in range(DAYS * 86400 // STEP):
+        t = i * STEP
+        day, hour = t // 86400, (t % 86400) / 3600
+        weekday = (3 + day) % 7  # 0 Monday; day 0 is a Thursday
+        shape = 0.15 + 0.85 * _logistic((hour - 8) / 0.3) * (1 - _logistic((hour - 18.5) / 0.6))
+        weekend = weekday >= 5 or day == 19  # day 19, a Tuesday, is a public holiday
+        v = 4000 * shape * (0.4 if weekend else 1.0) * (1 + 0.005 * t / 86400)
+        noise = 0.95 * noise + rng.gauss(0, 0.01)
+        v *= 1 + noise
+        if day == 10 and 14 <= hour < 14 + 1 / 3:
+            v *= 1.8  # a one-off spike in the history
+        if day == 18 and 15 <= hour < 15 + 1 / 6:  # a Monday
+            v *= 1.5  # an unforeseeable spike in the measured week
+        out.append(max(0.0, v))
+    return out
+
+
+def flat(seed: int) -> list[float]:
+    rng = random.Random(seed)
+    level, noise, burst = math.log(1500), 0.0, 0
+    out = []
+    for _ in range(DAYS * 86400 // STEP):
+        level += rng.gauss(0, 0.004)
+        level = min(max(level, math.log(300)), math.log(5000))
+        noise = 0.95 * noise + rng.gauss(0, 0.01)
+        if burst == 0 and rng.random() < 1 / 2000:
+            burst = rng.randint(20, 80)  # 5 to 20 minutes
+        burst = max(0, burst - 1)
+        out.append(math.exp(level) * (1 + noise) * (1.6 if burst else 1.0))
+    return out
+
+
+TRACES = {"seasonal": seasonal, "flat": flat}
+
+
+def spec_and_controls() -> tuple[Spec, Controls]:
+    return parse_spec(OBJ["spec"], "spec"), parse_controls({}, OBJ)
+
+
+def replay(values: list[float]) -> dict[str, Any]:
+    spec, controls = spec_and_controls()
+    timeline = [SimPoint(T0 + i * STEP * NS, (v,)) for i, v in enumerate(values)]
+    since = T0 + MEASURED_FROM * 86400 * NS
+    out: dict[str, Any] = {}
+    for name, ctl in (("reactive", replace(controls, predictive=None)), ("predictive", controls)):
+        started = time.process_time()
+        steps = simulate(spec, timeline, replicas=2, pod_ready_delay=READY_DELAY, controls=ctl)
+        cpu = time.process_time() - started
+        out[name] = (run_figures(spec, steps, since=since), cpu / len(steps))
+    return out
+
+
+def _figures(f: RunFigures, cpu_per_pass: float) -> dict[str, Any]:
+    return {
+        "short_pod_seconds": {"value": round(f.short_pod_seconds, 1), "unit": "pod-seconds"},
+        "replica_seconds": {"value": round(f.replica_seconds, 1), "unit": "replica-seconds"},
+        "scale_events": {"value": f.scale_events, "unit": "scale writes"},
+        "measured": {"value": f.seconds, "unit": "seconds"},
+        "replay_cpu_per_pass": {"value": round(cpu_per_pass * 1e6, 1), "unit": "us (context)"},
+    }
+
+
+def judge(name: str, r: RunFigures, p: RunFigures) -> dict[str, Any]:
+    short_cut = 1 - p.short_pod_seconds / r.short_pod_seconds if r.short_pod_seconds else 0.0
+    extra = p.replica_seconds / r.replica_seconds - 1
+    if name == "seasonal":
+        goal = "short cut by >= 50% for <= 10% more replica-seconds"
+        met = short_cut >= 0.5 and extra <= 0.10
+    else:
+        goal = "no more pod-seconds short, <= 10% more replica-seconds"
+        met = p.short_pod_seconds <= r.short_pod_seconds and extra <= 0.10
+    return {
+        "short_cut": {"value": round(short_cut * 100, 1), "unit": "%"},
+        "extra_replica_seconds": {"value": round(extra * 100, 2), "unit": "%"},
+        "goal": goal,
+        "met": met,
+    }
+
+
+# ---- the decision core's cost under callgrind ------------------------------------------------
+
+PASSES = 200
+RUNS_KEPT = 10  # the results file keeps the last ten runs
+
+
+def _core_setup() -> tuple[Spec, Controls, Series, ModelFit, int]:
+    spec, controls = spec_and_controls()
+    values = seasonal(SEED)
+    minutes = [max(values[i : i + 4]) for i in range(0, len(values), 4)]  # one-minute highs
+    now = T0 + 15 * 86400 * NS + 10 * 3600 * NS  # day 15, 10:00
+    series = Series(T0, 60 * NS, minutes[: (now - T0) // (60 * NS)])
+    assert controls.predictive is not None
+    p = controls.predictive
+    model = fit(series, now=now, horizon=p.horizon, seasonality=p.seasonality)
+    return spec, controls, series, model, now
+
+
+def _passes(
+    kind: str, setup: tuple[Spec, Controls, Series, ModelFit, int]
+) -> Callable[[int], None]:
+    """A function running n passes of `kind` (set up before: only the passes are counted)."""
+    spec, controls, series, model, now = setup
+    horizon = 300 * NS
+    # the forecast is about 4,400 rps: at 5,000 rps (100 replicas) it stays below the reactive
+    # proposal; at 2,000 rps (40 replicas) it raises it on every pass
+    value, replicas = (2_000_000, 40) if kind == "raised" else (5_000_000, 100)
+    if kind == "reactive":
+        controls = replace(controls, predictive=None)
+    pods = [Pod(f"p{i}", ready="True", start_time=0, ready_transition=0) for i in range(replicas)]
+    scale = Scale(replicas, replicas, "app=web")
+
+    def run(passes: int) -> None:
+        status, history, state = Status(replicas, replicas), History(), EMPTY_CONTROL_STATUS
+        fc: tuple[Forecast | None, ...] = ()
+        for i in range(passes):
+            at = now + i * STEP * NS
+            if kind != "reactive" and (not fc or at % (60 * NS) < STEP * NS):
+                # once per grid minute, as simulate and a controller keep it
+                fc = (forecast(series, model, now=at, horizon=horizon),)
+            d = decide_controlled(
+                spec,
+                status,
+                scale,
+                pods,
+                [MetricItems((MetricSample(value, at),))],
+                history,
+                now=at,
+                controls=controls,
+                state=state,
+                forecasts=fc,
+            )
+            status, history, state = d.status, d.history, d.controls or EMPTY_CONTROL_STATUS
+
+    return run
+
+
+def _refits(setup: tuple[Spec, Controls, Series, ModelFit, int]) -> Callable[[int], None]:
+    _, controls, series, _, now = setup
+    assert controls.predictive is not None
+    p = controls.predictive
+
+    def run(refits: int) -> None:
+        for i in range(refits):
+            fit(series, now=now + i * 60 * NS, horizon=p.horizon, seasonality=p.seasonality)
+
+    return run
+
+
+def _toggle(*args: str) -> None:
+    subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True, capture_output=True)
+
+
+def counted(kind: str, n: int) -> None:
+    """Runs under callgrind (collection off): switches it on around `n` units of `kind`."""
+    setup = _core_setup()
+    run = _refits(setup) if kind == "refit" else _passes(kind, setup)
+    run(2)  # warm the memos and imports
+    _toggle("--zero")
+    _toggle("-i", "on")
+    run(n)
+    _toggle("-i", "off")
+
+
+def callgrind(kind: str, n: int) -> float | None:
+    """Instructions per unit (pass or refit), or None when valgrind is missing or failed."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        return None
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-predictive-callgrind.{os.getpid()}"
+    argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no"]
+    argv += [f"--callgrind-out-file={out}.%p", sys.executable, __file__, "--counted", kind, str(n)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    for leftover in out.parent.glob(out.name + ".*"):
+        leftover.unlink()
+    total = [line.split()[-1] for line in done.stderr.splitlines() if "Collected :" in line]
+    if done.returncode != 0 or not total:
+        print(f"callgrind failed for {kind} ({done.returncode}): {done.stderr[-300:]}")
+        return None
+    # the setup and the warm-up ran with collection off: only the n units are counted
+    return int(total[-1]) / n
+
+
+def commit() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return done.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--callgrind", action="store_true", help="also count instructions")
+    parser.add_argument("--out", help="write the figures as JSON to this file")
+    parser.add_argument("--counted", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.counted:
+        counted(args.counted[0], int(args.counted[1]))
+        return
+    result: dict[str, Any] = {
+        "command": " ".join(["bench/bench_predictive.py", *sys.argv[1:]]),
+        "commit": commit(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seed": SEED,
+        "traces": {},
+    }
+    for name, make in TRACES.items():
+        runs = replay(make(SEED))
+        (r, r_cpu), (p, p_cpu) = runs["reactive"], runs["predictive"]
+        verdict = judge(name, r, p)
+        result["traces"][name] = {
+            "reactive": _figures(r, r_cpu),
+            "predictive": _figures(p, p_cpu),
+            **verdict,
+        }
+        print(
+            f"{name:9} short {r.short_pod_seconds:9.0f} -> {p.short_pod_seconds:9.0f} pod-s "
+            f"({verdict['short_cut']['value']:+.1f}% cut), replica-s {r.replica_seconds:.0f} -> "
+            f"{p.replica_seconds:.0f} ({verdict['extra_replica_seconds']['value']:+.2f}%), "
+            f"events {r.scale_events} -> {p.scale_events}; goal met: {verdict['met']}"
+        )
+    if args.callgrind:
+        cost: dict[str, Any] = {}
+        for kind, n in (
+            ("reactive", PASSES),
+            ("predictive", PASSES),
+            ("raised", PASSES),
+            ("refit", 5),
+        ):
+            per = callgrind(kind, n)
+            unit = "instructions per refit" if kind == "refit" else "instructions per pass"
+            cost[kind] = None if per is None else {"value": round(per), "unit": unit}
+            print(f"callgrind {kind:10}: " + ("skipped" if per is None else f"{per / 1e6:.3f} M"))
+        result["core_cost"] = cost
+    if args.out:
+        save(Path(args.out), result)
+
+
+def save(path: Path, result: dict[str, Any]) -> None:
+    """Append this run to the file's `runs` (the last RUNS_KEPT are kept)."""
+    runs: list[Any] = []
+    if path.exists():
+        try:
+            runs = list(json.loads(path.read_text()).get("runs", []))
+        except (ValueError, AttributeError):
+            runs = []
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"runs": [*runs, result][-RUNS_KEPT:]}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
