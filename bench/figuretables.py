@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from bench.resultsfiles import Results, quoted
+from bench.resultsfiles import Results, quoted, shown
 
 # ---- regions: the README's headline table, docs/scaling.md's tables -----------------------
 
@@ -205,10 +205,9 @@ def predictive(all_results: dict[str, Results]) -> str:
     r = all_results["bench_predictive"]
     keys = {f["key"] for f in r.doc["figures"]}
 
-    def pair(trace: str, what: str) -> str:
-        return (
-            f"{quoted(r, f'{trace}_reactive_{what}')} -> {quoted(r, f'{trace}_predictive_{what}')}"
-        )
+    def pair(trace: str, what: str) -> str:  # the unit is in the column's heading
+        without, with_ = (r.value(f"{trace}_{mode}_{what}") for mode in ("reactive", "predictive"))
+        return f"{shown(without, '')} -> {shown(with_, '')}"
 
     out = [
         "| trace | pod-seconds short, without -> with | cut | replica-seconds, without -> with "
@@ -227,10 +226,11 @@ def predictive(all_results: dict[str, Results]) -> str:
         out.append(f"| {g['text']} | {verdict} |")
     counted = [k for k in COST if f"instructions_{k}" in keys]
     if counted:  # a run without --callgrind has none
-        out += ["", "| decision core, under callgrind | instructions |", "|---|---|"]
+        out += ["", "| decision core, under callgrind | instructions (M: millions) |", "|---|---|"]
         for k in counted:
             f = r.figure(f"instructions_{k}")
-            out.append(f"| {f['label'].removeprefix('decision core: ')} | {quoted(r, f['key'])} |")
+            what = f["label"].removeprefix("decision core: ")
+            out.append(f"| {what} | {shown(f['value'], f['unit'])} |")
     out += [
         "",
         f"`{r.doc['command']}`, commit {r.doc['commit']}; every figure with its kind: "
