@@ -23,16 +23,16 @@ With --callgrind (needs valgrind), the decision core's cost in instructions: a p
 computed once per one-minute grid step, so on every fourth pass), a pass whose forecast raises
 the recommendation (the decision is then made twice, to report whether the forecast changed it),
 and one refit of the model (14 days of one-minute history, two seasons; simulate refits every
-30 minutes of replay time). --out appends the run to a JSON file (figures with units, command,
-commit, date).
+30 minutes of replay time). The figures go to bench/results/bench_predictive.json (bench/record.py):
+the replays' counts, the cuts as ratios against the reactive replay of the same run, which decide
+the goals, the instruction counts, and the replays' CPU per pass (context).
 
-    .venv/bin/python bench/bench_predictive.py [--callgrind] [--out FILE.json]
+    .venv/bin/python bench/bench_predictive.py [--callgrind] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import random
@@ -42,7 +42,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +55,7 @@ from autoscaler.core.model import NS, History, MetricItems, MetricSample, Pod, S
 from autoscaler.core.orchestrate import decide_controlled
 from autoscaler.core.replay_figures import RunFigures, run_figures
 from autoscaler.core.simulate import SimPoint, simulate
+from bench import record
 
 T0 = 1_767_225_600 * NS  # 2026-01-01T00:00:00Z, a Thursday
 DAYS = 21
@@ -135,11 +135,12 @@ def spec_and_controls() -> tuple[Spec, Controls]:
     return parse_spec(OBJ["spec"], "spec"), parse_controls({}, OBJ)
 
 
-def replay(values: list[float]) -> dict[str, Any]:
+def replay(values: list[float]) -> dict[str, tuple[RunFigures, float]]:
+    """Each mode's figures over the measured week, and its replay's CPU seconds per pass."""
     spec, controls = spec_and_controls()
     timeline = [SimPoint(T0 + i * STEP * NS, (v,)) for i, v in enumerate(values)]
     since = T0 + MEASURED_FROM * 86400 * NS
-    out: dict[str, Any] = {}
+    out: dict[str, tuple[RunFigures, float]] = {}
     for name, ctl in (("reactive", replace(controls, predictive=None)), ("predictive", controls)):
         started = time.process_time()
         steps = simulate(spec, timeline, replicas=2, pod_ready_delay=READY_DELAY, controls=ctl)
@@ -148,37 +149,97 @@ def replay(values: list[float]) -> dict[str, Any]:
     return out
 
 
-def _figures(f: RunFigures, cpu_per_pass: float) -> dict[str, Any]:
-    return {
-        "short_pod_seconds": {"value": round(f.short_pod_seconds, 1), "unit": "pod-seconds"},
-        "replica_seconds": {"value": round(f.replica_seconds, 1), "unit": "replica-seconds"},
-        "scale_events": {"value": f.scale_events, "unit": "scale writes"},
-        "measured": {"value": f.seconds, "unit": "seconds"},
-        "replay_cpu_per_pass": {"value": round(cpu_per_pass * 1e6, 1), "unit": "us (context)"},
-    }
-
-
-def judge(name: str, r: RunFigures, p: RunFigures) -> dict[str, Any]:
-    short_cut = 1 - p.short_pod_seconds / r.short_pod_seconds if r.short_pod_seconds else 0.0
+def record_trace(run: record.Run, trace: str, replays: dict[str, tuple[RunFigures, float]]) -> str:
+    """The trace's figures and goals in `run`; returns the line printed for it."""
+    for mode, (f, cpu) in replays.items():
+        without = "without" if mode == "reactive" else "with"
+        what = f"{trace}, {without} prediction"
+        run.figure(
+            f"{trace}_{mode}_short",
+            f"{what}: pod-seconds short of demand",
+            round(f.short_pod_seconds, 1),
+            "pod-seconds",
+            kind="count",
+        )
+        run.figure(
+            f"{trace}_{mode}_replica_seconds",
+            f"{what}: replica-seconds",
+            round(f.replica_seconds, 1),
+            "replica-seconds",
+            kind="count",
+        )
+        run.figure(
+            f"{trace}_{mode}_scale_events",
+            f"{what}: scale events",
+            f.scale_events,
+            "scale writes",
+            kind="count",
+        )
+        run.figure(
+            f"{trace}_{mode}_cpu_per_pass",
+            f"{what}: replay CPU per pass",
+            round(cpu * 1e6, 1),
+            "us",
+            kind="time",
+        )
+    r, p = replays["reactive"][0], replays["predictive"][0]
+    # with nothing short in the control there is nothing to cut: no cut, not an infinite one
+    cut = 1 - p.short_pod_seconds / r.short_pod_seconds if r.short_pod_seconds else 0.0
     extra = p.replica_seconds / r.replica_seconds - 1
-    if name == "seasonal":
-        goal = "short cut by >= 50% for <= 10% more replica-seconds"
-        met = short_cut >= 0.5 and extra <= 0.10
+    cut_goal, cost_goal = f"{trace}_short_cut", f"{trace}_replica_cost"
+    run.figure(
+        f"{trace}_short_cut",
+        f"{trace}: pod-seconds short cut by prediction (against the reactive replay)",
+        round(cut, 4),
+        "x",
+        kind="ratio",
+        decides=cut_goal,
+    )
+    run.figure(
+        f"{trace}_extra_replica_seconds",
+        f"{trace}: extra replica-seconds with prediction (against the reactive replay)",
+        round(extra, 4),
+        "x",
+        kind="ratio",
+        decides=cost_goal,
+    )
+    if trace == "seasonal":
+        run.goal(
+            cut_goal,
+            "seasonal trace: prediction cuts the pod-seconds short of demand by at least 50%",
+            figure=f"{trace}_short_cut",
+            met=cut >= 0.5,
+        )
     else:
-        goal = "no more pod-seconds short, <= 10% more replica-seconds"
-        met = p.short_pod_seconds <= r.short_pod_seconds and extra <= 0.10
-    return {
-        "short_cut": {"value": round(short_cut * 100, 1), "unit": "%"},
-        "extra_replica_seconds": {"value": round(extra * 100, 2), "unit": "%"},
-        "goal": goal,
-        "met": met,
-    }
+        run.goal(
+            cut_goal,
+            f"{trace} trace (no seasonality): no more pod-seconds short of demand than reactive",
+            figure=f"{trace}_short_cut",
+            met=p.short_pod_seconds <= r.short_pod_seconds,
+        )
+    run.goal(
+        cost_goal,
+        f"{trace} trace: at most 10% more replica-seconds than reactive",
+        figure=f"{trace}_extra_replica_seconds",
+        met=extra <= 0.10,
+    )
+    return (
+        f"{trace:9} short {r.short_pod_seconds:9.0f} -> {p.short_pod_seconds:9.0f} pod-s "
+        f"({cut * 100:+.1f}% cut), replica-s {r.replica_seconds:.0f} -> "
+        f"{p.replica_seconds:.0f} ({extra * 100:+.2f}%), "
+        f"events {r.scale_events} -> {p.scale_events}"
+    )
 
 
 # ---- the decision core's cost under callgrind ------------------------------------------------
 
 PASSES = 200
-RUNS_KEPT = 10  # the results file keeps the last ten runs
+COUNTED = (  # (kind, units counted, what one unit is)
+    ("reactive", PASSES, "a pass without `predictive` (the control)"),
+    ("predictive", PASSES, "a pass with `predictive`, forecast below the reactive proposal"),
+    ("raised", PASSES, "a pass whose forecast raises the recommendation (decided twice)"),
+    ("refit", 5, "one refit (14 days of one-minute history, two seasons)"),
+)
 
 
 def _core_setup() -> tuple[Spec, Controls, Series, ModelFit, int]:
@@ -277,18 +338,33 @@ def callgrind(kind: str, n: int) -> float | None:
     return int(total[-1]) / n
 
 
-def commit() -> str:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
+def record_cost(run: record.Run) -> None:
+    per: dict[str, float] = {}
+    for kind, n, what in COUNTED:
+        counted_per = callgrind(kind, n)
+        print(
+            f"callgrind {kind:10}: "
+            + ("skipped" if counted_per is None else f"{counted_per / 1e6:.3f} M")
         )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return done.stdout.strip()
+        if counted_per is None:
+            run.note(f"callgrind did not count {kind}: no instruction count for it in this run")
+            continue
+        per[kind] = counted_per
+        run.figure(
+            f"instructions_{kind}",
+            f"decision core: {what}",
+            round(counted_per),
+            "instructions",
+            kind="count",
+        )
+    if "reactive" in per and "predictive" in per:
+        run.figure(
+            "instructions_predictive_over_reactive",
+            "decision core: a pass with `predictive` against one without",
+            round(per["predictive"] / per["reactive"], 3),
+            "x",
+            kind="ratio",
+        )
 
 
 def main() -> None:
@@ -296,61 +372,24 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--callgrind", action="store_true", help="also count instructions")
-    parser.add_argument("--out", help="write the figures as JSON to this file")
+    record.add_json_option(parser)
     parser.add_argument("--counted", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.counted:
         counted(args.counted[0], int(args.counted[1]))
         return
-    result: dict[str, Any] = {
-        "command": " ".join(["bench/bench_predictive.py", *sys.argv[1:]]),
-        "commit": commit(),
-        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "seed": SEED,
-        "traces": {},
-    }
-    for name, make in TRACES.items():
-        runs = replay(make(SEED))
-        (r, r_cpu), (p, p_cpu) = runs["reactive"], runs["predictive"]
-        verdict = judge(name, r, p)
-        result["traces"][name] = {
-            "reactive": _figures(r, r_cpu),
-            "predictive": _figures(p, p_cpu),
-            **verdict,
-        }
-        print(
-            f"{name:9} short {r.short_pod_seconds:9.0f} -> {p.short_pod_seconds:9.0f} pod-s "
-            f"({verdict['short_cut']['value']:+.1f}% cut), replica-s {r.replica_seconds:.0f} -> "
-            f"{p.replica_seconds:.0f} ({verdict['extra_replica_seconds']['value']:+.2f}%), "
-            f"events {r.scale_events} -> {p.scale_events}; goal met: {verdict['met']}"
-        )
+    run = record.Run.begin(args)
+    for trace, make in TRACES.items():
+        print(record_trace(run, trace, replay(make(SEED))))
+    run.note(
+        f"seed {SEED}; each trace replayed twice with `simulate`, measured over days "
+        f"{MEASURED_FROM} to {DAYS}: the counts are the same on every run of this commit"
+    )
     if args.callgrind:
-        cost: dict[str, Any] = {}
-        for kind, n in (
-            ("reactive", PASSES),
-            ("predictive", PASSES),
-            ("raised", PASSES),
-            ("refit", 5),
-        ):
-            per = callgrind(kind, n)
-            unit = "instructions per refit" if kind == "refit" else "instructions per pass"
-            cost[kind] = None if per is None else {"value": round(per), "unit": unit}
-            print(f"callgrind {kind:10}: " + ("skipped" if per is None else f"{per / 1e6:.3f} M"))
-        result["core_cost"] = cost
-    if args.out:
-        save(Path(args.out), result)
-
-
-def save(path: Path, result: dict[str, Any]) -> None:
-    """Append this run to the file's `runs` (the last RUNS_KEPT are kept)."""
-    runs: list[Any] = []
-    if path.exists():
-        try:
-            runs = list(json.loads(path.read_text()).get("runs", []))
-        except (ValueError, AttributeError):
-            runs = []
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"runs": [*runs, result][-RUNS_KEPT:]}, indent=2) + "\n")
+        record_cost(run)
+    else:
+        run.note("run without --callgrind: no instruction counts")
+    run.write()
 
 
 if __name__ == "__main__":

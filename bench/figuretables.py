@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from bench.resultsfiles import Results, quoted
+from bench.resultsfiles import Results, quoted, shown
 
 # ---- regions: the README's headline table, docs/scaling.md's tables -----------------------
 
@@ -192,4 +192,48 @@ def sizing_table(all_results: dict[str, Results]) -> str:
             f"{memory:,.0f} MiB | {rate * adapter:.2g} cores | {rate * calls:,.0f} "
             f"({rate * writes:,.0f}) |"
         )
+    return "\n".join(out) + "\n"
+
+
+# ---- docs/predictive.md's region: bench_predictive's replays and instruction counts -------
+
+TRACES = ("seasonal", "flat")
+COST = ("reactive", "predictive", "raised", "refit")
+
+
+def predictive(all_results: dict[str, Results]) -> str:
+    r = all_results["bench_predictive"]
+    keys = {f["key"] for f in r.doc["figures"]}
+
+    def pair(trace: str, what: str) -> str:  # the unit is in the column's heading
+        without, with_ = (r.value(f"{trace}_{mode}_{what}") for mode in ("reactive", "predictive"))
+        return f"{shown(without, '')} -> {shown(with_, '')}"
+
+    out = [
+        "| trace | pod-seconds short, without -> with | cut | replica-seconds, without -> with "
+        "| extra | scale events, without -> with |",
+        "|---|---|---|---|---|---|",
+    ]
+    for t in TRACES:
+        out.append(
+            f"| `{t}` | {pair(t, 'short')} | {quoted(r, f'{t}_short_cut')} | "
+            f"{pair(t, 'replica_seconds')} | {quoted(r, f'{t}_extra_replica_seconds')} | "
+            f"{pair(t, 'scale_events')} |"
+        )
+    out += ["", "| goal (issue 37) | verdict |", "|---|---|"]
+    for g in r.doc["goals"]:
+        verdict = {True: "met", False: "**not met**", None: "undecided"}[g["met"]]
+        out.append(f"| {g['text']} | {verdict} |")
+    counted = [k for k in COST if f"instructions_{k}" in keys]
+    if counted:  # a run without --callgrind has none
+        out += ["", "| decision core, under callgrind | instructions (M: millions) |", "|---|---|"]
+        for k in counted:
+            f = r.figure(f"instructions_{k}")
+            what = f["label"].removeprefix("decision core: ")
+            out.append(f"| {what} | {shown(f['value'], f['unit'])} |")
+    out += [
+        "",
+        f"`{r.doc['command']}`, commit {r.doc['commit']}; every figure with its kind: "
+        "[benchmarks.md](benchmarks.md#bench_predictive).",
+    ]
     return "\n".join(out) + "\n"

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import record
-from bench.figuretables import headline, measured, sizing_table
+from bench.figuretables import headline, measured, predictive, sizing_table
 from bench.resultsfiles import Results, load_all, quoted
 
 ROOT = record.ROOT
@@ -97,6 +97,7 @@ RENDERERS: dict[str | None, Callable[[dict[str, Results]], str]] = {
     None: headline,
     "measured": measured,
     "sizing": sizing_table,
+    "predictive": predictive,
 }
 
 
@@ -125,10 +126,11 @@ def stale(page: Path, all_results: dict[str, Results]) -> list[str]:
     return [f"{page.name}: length differs from a fresh render"]
 
 
-# a measured quantity: a number and a unit of time, memory, CPU or work
+# a measured quantity: a number and a unit of time, memory, CPU, work or capacity
 QUANTITY = re.compile(
     r"\b\d[\d,.]*\s?(?:ms|us|µs|MiB|GiB|KiB|MB|GB|cores?\b|of a core|M instructions|"
-    r"instructions per|requests per pass|passes/s|req/s|requests/s|per CPU-second)",
+    r"instructions per|requests per pass|passes/s|req/s|requests/s|per CPU-second|"
+    r"pod-seconds|replica-seconds)",
 )
 FENCE = re.compile(r"```.*?```", re.S)
 

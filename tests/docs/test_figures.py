@@ -3,7 +3,8 @@
 The figures live in bench/results/*.json; `make bench-report` (bench/report.py) renders them
 into docs/benchmarks.md and into the generated regions of the other pages. A region edited by
 hand, or a results file committed without a fresh render, differs from a fresh render here;
-docs/scaling.md, the sizing guide, may quote a measured quantity only inside a region.
+docs/scaling.md (the sizing guide), docs/predictive.md and the README may quote a measured
+quantity only inside a region.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from bench import figuretables, record, report, resultsfiles
 ROOT = Path(__file__).parents[2]
 RESULTS = resultsfiles.load_all()
 # pages that quote measured figures only through regions (docs/benchmarks.md is generated whole)
-STRICT = [ROOT / "docs" / "scaling.md", ROOT / "README.md"]
+STRICT = [ROOT / "docs" / "scaling.md", ROOT / "docs" / "predictive.md", ROOT / "README.md"]
 REQUIRED = {
     "bench",
     "command",
@@ -114,6 +115,7 @@ def test_a_changed_results_file_makes_the_region_stale(tmp_path: Path) -> None:
         pytest.param("it used 0.37 of a core", ["0.37 of a core"], id="of-a-core"),
         pytest.param("about 1.27 M instructions per pass", ["1.27 M instructions"], id="count"),
         pytest.param("RSS 398 MiB at 10,000", ["398 MiB"], id="memory"),
+        pytest.param("| 204105 -> 132745 pod-seconds |", ["132745 pod-seconds"], id="replay-count"),
         pytest.param("a 15 s sync period, --history-refresh 60s", [], id="settings-pass"),
         pytest.param("```\n0.58 ms\n```\n", [], id="code-block-passes"),
         pytest.param(PAGE.format(body="| 0.58 ms |\n"), [], id="inside-a-region-passes"),
