@@ -46,6 +46,7 @@ AUTOSCALERS = "/apis/promscaler.dev/v1alpha1"
 CUSTOM = "/apis/custom.metrics.k8s.io/v1beta2"
 EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1"
 RESOURCE = "/apis/metrics.k8s.io/v1beta1"
+HISTORY = "/apis/history.promscaler.dev/v1alpha1"
 _EMPTY = {  # upstream's error texts for an empty answer (metrics/client.go)
     "podMetrics": "no metrics returned from resource metrics API",
     "custom": "no metrics returned from custom metrics API",
@@ -180,6 +181,28 @@ class KubeCluster:
             doc = await self._kube.request("GET", path, query=query)
             return _nonempty("items", doc.get("items"), _EMPTY["external"])
         return failure("UnknownKind", f"unknown metric source type {kind!r}")
+
+    async def read_history(
+        self, namespace: str, metric: Mapping[str, Any], *, start: int, end: int
+    ) -> tuple[int, list[float | None]]:
+        """An External metric's history from the adapter's history.promscaler.dev group: (unix
+        seconds of the first value, one value a minute; None: no sample). ClusterError when
+        the read fails (the adapter answered a Status, or could not be reached)."""
+        source = metric.get("external") or {}
+        try:
+            name, query = _metric_query(source.get("metric") or {}, "labelSelector")
+            path = f"{HISTORY}/namespaces/{_seg(namespace)}/{_seg(name)}"
+            query += [("start", str(start)), ("end", str(end)), ("step", "60")]
+            doc = await self._kube.request("GET", path, query=query)
+        except KubeError as e:
+            raise ClusterError(reason_of(e), str(e)) from e
+        except SelectorError as e:
+            raise ClusterError("InvalidSelector", str(e)) from e
+        values = doc.get("values")
+        first = doc.get("start")
+        if not isinstance(values, list) or not isinstance(first, int) or doc.get("step") != 60:
+            raise ClusterError("InvalidHistory", "the history answer is not a 60s MetricHistory")
+        return first, [v if isinstance(v, int | float) else None for v in values]
 
     def _pod_count(self, ns: str) -> int | None:
         informer = self._pods.get(ns)
