@@ -300,7 +300,11 @@ async def _register_adapter(kube: KubeClient, port: int, *, resource: bool = Fal
     }
     await kube.request("POST", f"/api/v1/namespaces/{ns}/services", body=svc)
     await kube.request("POST", f"/api/v1/namespaces/{ns}/endpoints", body=eps)
-    groups = [("custom.metrics.k8s.io", "v1beta2"), ("external.metrics.k8s.io", "v1beta1")]
+    groups = [
+        ("custom.metrics.k8s.io", "v1beta2"),
+        ("external.metrics.k8s.io", "v1beta1"),
+        ("history.promscaler.dev", "v1alpha1"),  # spec.predictive's history
+    ]
     for group, version in groups + ([("metrics.k8s.io", "v1beta1")] if resource else []):
         body = {
             "apiVersion": "apiregistration.k8s.io/v1",
