@@ -385,13 +385,15 @@ async def e2e_stack(
     resource_metrics: bool = False,
     adapter_prometheus: Callable[[str], str] | None = None,
     external_rules: tuple[dict[str, Any], ...] = (),
+    backfill_window: str = "",
 ) -> AsyncIterator[Stack]:
     """The stack; `adapter_args` are extra flags for the sandbox's adapter (ignored on a real
     cluster, whose adapter the chart runs); `resource_metrics` (sandbox only) adds two nodes, the
     simulated cAdvisor writing into the Prometheus, and the adapter serving metrics.k8s.io from
     RESOURCE_RULES; `adapter_prometheus(url)`: the URL the adapter reads instead of the sandbox
     stack's Prometheus at `url` (a fault proxy in front of it); metrics are still written to
-    `url`; `external_rules` (sandbox only) are served besides RULES' own."""
+    `url`; `external_rules` (sandbox only) are served besides RULES' own; `backfill_window`
+    (sandbox only, a Prometheus duration): remote write accepts samples this old."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -419,7 +421,7 @@ async def e2e_stack(
     from sandbox.server import Sandbox, SandboxConfig
 
     (tmp / "prometheus").mkdir(exist_ok=True)
-    prom = PrometheusServer(tmp / "prometheus")
+    prom = PrometheusServer(tmp / "prometheus", out_of_order_window=backfill_window)
     prom.start()
     adapter = None
     try:
