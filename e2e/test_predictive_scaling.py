@@ -5,6 +5,8 @@ arrives, and the status and the Predictive condition say so."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
 import time
 from typing import Any
 
@@ -63,12 +65,30 @@ async def test_the_forecast_scales_up_before_the_hourly_peak(stack) -> None:
             lambda: _replicas_at(stack, "pred", 10), timeout=60, what="scaled ahead of the peak"
         )
         obj = await stack.get_autoscaler("pred")
+        text = await describe(stack, "pred")
     predictive = obj["status"]["predictive"]
     (line,) = predictive["metrics"]
     assert (line["verdict"], line["forecast"], line["seasonSeconds"]) == ("Ready", "100", 3600)
     assert (predictive["reactiveReplicas"], predictive["forecastReplicas"]) == (1, 10)
     condition = next(c for c in obj["status"]["conditions"] if c["type"] == "Predictive")
     assert (condition["status"], condition["reason"]) == ("True", "ForecastApplied")
+    # kubectl describe explains it: the status block, the condition and the decision's reason
+    for needle in ("Predictive:", "Forecast Replicas:", "ForecastApplied", "forecast 100 within"):
+        assert needle in text, f"{needle!r} not in kubectl describe:\n{text}"
+
+
+async def describe(stack, name: str) -> str:
+    argv = ["kubectl", "--kubeconfig", str(stack.kubeconfig), "-n", stack.namespace]
+    out = await asyncio.to_thread(
+        subprocess.run,
+        [*argv, "describe", "autoscalers.promscaler.dev", name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 async def _replicas_at(stack, name: str, want: int) -> bool:
