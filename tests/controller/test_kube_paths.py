@@ -270,3 +270,39 @@ def test_remembered_metric_selectors_hold_no_encoder_buffers():
     finally:
         tracemalloc.stop()
     assert held / len(selectors) < 1_000  # a few hundred bytes; over 4 KB with bytes keys
+
+
+HISTORY = "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/q"
+EXT_Q = {"type": "External", "external": {"metric": {"name": "q", "selector": SEL}}}
+
+
+async def test_history_is_read_from_the_history_group_with_the_metric_selector():
+    kube = FakeKube(
+        {HISTORY: {"kind": "MetricHistory", "start": 60, "step": 60, "values": [1, None]}}
+    )
+    got = await KubeCluster(kube).read_history("ns", EXT_Q, start=60, end=120)  # type: ignore[arg-type]
+    assert got == (60, [1, None])
+    ((method, path, query),) = kube.calls
+    assert (method, path) == ("GET", HISTORY)
+    assert query == [
+        ("labelSelector", "env in (dev,prod),queue=jobs"),
+        ("start", "60"),
+        ("end", "120"),
+        ("step", "60"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        pytest.param(KubeError(503, "ServiceUnavailable", "down"), "ServiceUnavailable", id="503"),
+        pytest.param(NotFound(404, "NotFound", "no route"), "NotFound", id="404"),
+        pytest.param({"kind": "Status"}, "InvalidHistory", id="not-a-history"),
+        pytest.param({"start": 0, "step": 300, "values": []}, "InvalidHistory", id="other-step"),
+    ],
+)
+async def test_history_failures_are_cluster_errors(answer, reason):
+    kube = FakeKube({HISTORY: answer})
+    with pytest.raises(ClusterError) as e:
+        await KubeCluster(kube).read_history("ns", EXT_Q, start=0, end=60)  # type: ignore[arg-type]
+    assert e.value.reason == reason
