@@ -11,6 +11,7 @@ from adapter.prometheus import PrometheusClient, PrometheusOptions
 from adapter.provider.engine import SingleBackend
 from adapter.provider.history import CHUNK, ExternalHistory
 from adapter.server.app import build_app
+from sandbox.promfaults import PromFaultPlan, PromFaultProxy
 from tests.adapter.fakes import FakeLister
 from tests.adapter.stack import make_stack
 from tests.support.prometheus import remote_write
@@ -157,3 +158,34 @@ async def test_prometheus_down_is_503(aiohttp_client, stack):
 async def test_without_a_history_provider_the_group_is_404(aiohttp_client, stack):
     c = await aiohttp_client(build_app(stack.provider, registry=stack.registry))
     await get(c, f"{H}/namespaces/shop/backlog_items?start=0&end=60", 404)
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "code"),
+    [
+        pytest.param("error", {"error_code": 500}, 503, id="prometheus-500"),
+        pytest.param("hang", {"hang_seconds": 5}, 503, id="prometheus-hangs"),
+        pytest.param("partial", {}, 503, id="partial-answer"),
+        pytest.param("nan", {}, 200, id="nan-samples-are-null"),
+    ],
+)
+async def test_prometheus_faults(prometheus, aiohttp_client, stack, kind, extra, code):
+    async with PromFaultProxy(upstream=prometheus.url) as proxy:
+        faulty = await make_stack(proxy.url, lister=FakeLister({}), rules=RULES, timeout=1.0)
+        try:
+            await faulty.discover()
+            history = ExternalHistory(
+                backends=SingleBackend(faulty.client), discovery=faulty.discovery
+            )
+            c = await aiohttp_client(build_app(faulty.provider, history=history))
+            proxy.set(PromFaultPlan(seed=1, rates={kind: 1.0}, **extra))
+            started = time.monotonic()
+            q = f"start={stack.first}&end={stack.last}"
+            body = await get(c, f"{H}/namespaces/shop/backlog_items?{q}", code)
+            assert time.monotonic() - started < 1.0 + 1.5  # never past the adapter's timeout
+            if code == 503:
+                assert (body["kind"], body["reason"]) == ("Status", "ServiceUnavailable")
+            else:
+                assert body["values"] == [None] * MINUTES
+        finally:
+            await faulty.close()
