@@ -57,6 +57,7 @@ class Snapshot:
     metrics: tuple[tuple[str, float | None, float | None], ...]  # (metric, value, target)
     # spec.predictive: (metric, forecast, recent error) of each forecast metric
     forecasts: tuple[tuple[str, float | None, float | None], ...] = ()
+    forecast_changed: bool = False  # the pass wrote other replicas than the reactive rule would
 
     def plain(self) -> tuple[float | None, ...]:
         """The values of `PLAIN_GAUGES`, in order (None: no series)."""
@@ -149,6 +150,12 @@ class SelfMetrics:
             "promscaler_autoscaler_shard_autoscalers",
             "Autoscalers in each shard this instance holds (summed over instances: all).",
             ["shard"],
+            registry=r,
+        )
+        self.forecast_changed = Counter(
+            "promscaler_autoscaler_forecast_changed_decisions_total",
+            "Passes whose replicas written differ, because of spec.predictive's forecast, from "
+            "what the reactive rule would have written.",
             registry=r,
         )
         self.history_refreshes = Counter(

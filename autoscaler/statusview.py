@@ -107,6 +107,7 @@ def snapshot(spec: Mapping[str, Any], status: Mapping[str, Any]) -> Snapshot:
         max_replicas=high,
         metrics=_metric_numbers(spec, status.get("currentMetrics") or []),
         forecasts=_forecast_numbers(spec, status.get("predictive")),
+        forecast_changed=bool((status.get("predictive") or {}).get("changedDecision")),
     )
 
 

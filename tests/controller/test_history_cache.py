@@ -95,6 +95,7 @@ async def test_the_forecast_raises_the_replicas_ahead_of_the_load() -> None:
     assert (ns, name, end - start) == ("default", "queue", 26 * 3600)
     snap = snapshot(spec(PREDICTIVE)["spec"], patch)
     assert snap.forecasts == (("queue", 100.0, 0.0),)
+    assert snap.forecast_changed is True
 
 
 def test_reads_are_made_at_most_every_refresh_and_only_for_new_minutes() -> None:

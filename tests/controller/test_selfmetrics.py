@@ -159,6 +159,18 @@ def test_forecast_gauges_and_history_refreshes():
     assert _sample(metrics, name, result="failure") == 2.0
 
 
+def test_passes_a_forecast_changed_are_counted():
+    metrics = SelfMetrics()
+    ctl = Controller(
+        object(), type("S", (), {"objects": {}})(), config=ControllerConfig(), metrics=metrics
+    )  # type: ignore[arg-type]
+    changed = dataclasses.replace(SNAP, forecast_changed=True)
+    for snap in (changed, SNAP, changed):
+        ctl._account("ns/a", Outcome(reason="SucceededRescale", snapshot=snap))
+    name = "promscaler_autoscaler_forecast_changed_decisions_total"
+    assert _sample(metrics, name) == 2.0
+
+
 def test_metric_failures_are_counted_by_reason():
     metrics = SelfMetrics()
     ctl = Controller(
