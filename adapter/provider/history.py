@@ -1,24 +1,28 @@
-"""The history of an external metric (the `history.promscaler.dev` group, docs/predictive.md):
-the rule's own query, built exactly as for an instant query (the selector becomes label
-matchers, so user input never changes its structure), run as Prometheus range queries.
+"""The history of an external metric or of one object's custom metric (the
+`history.promscaler.dev` group, docs/predictive.md): the rule's own query, built exactly as for
+an instant query (the selectors become label matchers, so user input never changes its
+structure), run as Prometheus range queries.
 
 The answer is a grid: one value every `step` seconds from `start`, the sum of the series at that
-instant (what the HPA sums from an external metric's items), None where no series had a finite
-sample. Prometheus refuses more than 11,000 points per series, so a long range is read in
-chunks of at most CHUNK steps, one after the other.
+instant (what the HPA sums from an external metric's items; an object's series are those whose
+resource label names it), None where no series had a finite sample. Prometheus refuses more
+than 11,000 points per series, so a long range is read in chunks of at most CHUNK steps, one
+after the other.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from adapter.errors import BadRequest, MetricNotFound
 from adapter.provider.discovery import Discovery
-from adapter.provider.engine import Backends
+from adapter.provider.engine import Backends, PreparedQuery
+from adapter.rules.resources import ResourceInfo
 from common.selectors import Selector
 
-__all__ = ["CHUNK", "MAX_RANGE", "MAX_STEP", "MIN_STEP", "ExternalHistory", "History"]
+__all__ = ["CHUNK", "MAX_RANGE", "MAX_STEP", "MIN_STEP", "History", "RangeHistory"]
 
 MIN_STEP = 60  # seconds: the model's grid; finer would only cost Prometheus more
 MAX_STEP = 3600  # seconds: coarser than an hour is no history to forecast minutes from
@@ -36,8 +40,8 @@ class History:
     values: list[float | None]
 
 
-class ExternalHistory:
-    """Range reads of the external metrics the discovered rules serve."""
+class RangeHistory:
+    """Range reads of the external and custom metrics the discovered rules serve."""
 
     def __init__(self, *, backends: Backends, discovery: Discovery) -> None:
         self._backends = backends
@@ -55,6 +59,43 @@ class ExternalHistory:
         )
         if query is None:
             raise MetricNotFound.external(metric)
+        return await self._grid(query, metric, start, end, step, lambda labels: True)
+
+    async def object_history(
+        self,
+        resource: ResourceInfo,
+        metric: str,
+        *,
+        namespace: str,
+        name: str,
+        metric_selector: Selector,
+        start: int,
+        end: int,
+        step: int,
+    ) -> History:
+        """The grid of one namespaced object's custom metric (an HPA Object metric)."""
+        check_range(start=start, end=end, step=step)
+        query = self._discovery.planner.custom_query(
+            resource, metric, namespace=namespace, names=[name], metric_selector=metric_selector
+        )
+        if query is None:
+            raise MetricNotFound.for_resource(metric, str(resource.group_resource))
+        label = query.resource_label
+
+        def named(labels: Mapping[str, str]) -> bool:
+            return label is None or labels.get(label) == name
+
+        return await self._grid(query, metric, start, end, step, named)
+
+    async def _grid(
+        self,
+        query: PreparedQuery,
+        metric: str,
+        start: int,
+        end: int,
+        step: int,
+        keep: Callable[[Mapping[str, str]], bool],
+    ) -> History:
         client = self._backends.client(query.backend)
         first = start - start % step
         count = (end - first) // step + 1
@@ -69,6 +110,8 @@ class ExternalHistory:
                 rule=query.rule,
             )
             for one in series:
+                if not keep(one.labels):
+                    continue
                 for ts, value in one.points:
                     i = round((ts - first) / step)
                     number = float(value)

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from adapter.errors import MethodNotAllowed, NotFound, StatusError
-from adapter.provider.history import ExternalHistory
+from adapter.provider.history import RangeHistory
 from adapter.provider.resource_provider import ResourceMetricsProvider
 from adapter.provider.seams import MetricsProvider
 from adapter.server import resource_routes, routes
@@ -151,7 +151,7 @@ def build_app(
     registry: CollectorRegistry | None = None,
     response_ttl: float = 0.0,
     resource_provider: ResourceMetricsProvider | None = None,
-    history: ExternalHistory | None = None,
+    history: RangeHistory | None = None,
 ) -> web.Application:
     """The metrics API server app. `registry` receives the request self-metrics and is what
     /metrics exposes (pass the one the provider and client registered on). `response_ttl`

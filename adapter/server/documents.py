@@ -292,7 +292,12 @@ def external_resource_list(metrics: Sequence[ExternalMetricInfo]) -> dict[str, A
     return _resource_list(f"{EXTERNAL_GROUP}/v1beta1", resources)
 
 
-def history_resource_list(metrics: Sequence[ExternalMetricInfo]) -> dict[str, Any]:
+def history_resource_list(
+    external: Sequence[ExternalMetricInfo], custom: Sequence[CustomMetricInfo]
+) -> dict[str, Any]:
+    """The external metrics by name, and the namespaced custom ones as `<resource>/<metric>`
+    (an object's history: `namespaces/{ns}/{resource}/{name}/{metric}`)."""
+    names = {m.metric for m in external} | {i.api_name for i in custom if i.namespaced}
     resources = [
         {
             "name": name,
@@ -301,7 +306,7 @@ def history_resource_list(metrics: Sequence[ExternalMetricInfo]) -> dict[str, An
             "kind": "MetricHistory",
             "verbs": ["get"],
         }
-        for name in sorted({m.metric for m in metrics})
+        for name in sorted(names)
     ]
     return _resource_list(f"{HISTORY_GROUP}/v1alpha1", resources)
 
@@ -390,6 +395,13 @@ def _openapi_paths(group: str, version: str) -> dict[str, Any]:
             "responses": {"200": ok},
         }
     }
+    if group == HISTORY_GROUP:  # and one object's custom metric
+        paths[f"{base}/namespaces/{{namespace}}/{{resource}}/{{name}}/{{metric}}"] = {
+            "get": {
+                "operationId": f"getObject{kind}{_camel(group, version)}",
+                "responses": {"200": ok},
+            }
+        }
     return paths
 
 

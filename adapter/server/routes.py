@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from adapter.errors import BadRequest, MethodNotAllowed, MetricNotFound, NotFound
-from adapter.provider.history import ExternalHistory
+from adapter.provider.history import RangeHistory
 from adapter.provider.seams import MetricsProvider
 from adapter.server import documents as docs
 from adapter.server.encoding import dumps
@@ -22,7 +22,7 @@ from common.selectors import EVERYTHING, Operator, Selector, SelectorError, pars
 
 PROVIDER: web.AppKey[MetricsProvider] = web.AppKey("provider", MetricsProvider)
 RESPONSES = web.AppKey("responses", ResponseCache)
-HISTORY = web.AppKey("history", ExternalHistory)  # set when the history group is served
+HISTORY = web.AppKey("history", RangeHistory)  # set when the history group is served
 ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
 
 
@@ -143,19 +143,43 @@ async def _history(
     if not segments:
         request[ROUTE] = "discovery"
         _get_only(request)
-        return json_response(docs.history_resource_list(provider.list_external_metrics()))
-    if len(segments) != 3 or segments[0] != "namespaces" or not all(segments):
+        external, custom = provider.list_external_metrics(), provider.list_custom_metrics()
+        return json_response(docs.history_resource_list(external, custom))
+    # namespaces/{ns}/{metric}: an external metric; namespaces/{ns}/{resource}/{name}/{metric}:
+    # one namespaced object's custom metric (an HPA Object metric); nothing else
+    if len(segments) not in (3, 5) or segments[0] != "namespaces" or not all(segments):
         raise NotFound.no_route()
     request[ROUTE] = "history"
     _get_only(request)
-    selector = _selector(request, "labelSelector", on_metric=True)
+    param = "labelSelector" if len(segments) == 3 else "metricLabelSelector"
+    selector = _selector(request, param, on_metric=True)
     _refuse_watch(request, docs.HISTORY_GROUP)
     start = _seconds(request, "start", None)
     end = _seconds(request, "end", None)
     step = _seconds(request, "step", 60)
-    answer = await history.external_history(
-        segments[2], namespace=segments[1], selector=selector, start=start, end=end, step=step
-    )
+    namespace, metric = segments[1], segments[-1]
+    if len(segments) == 3:
+        answer = await history.external_history(
+            metric, namespace=namespace, selector=selector, start=start, end=end, step=step
+        )
+        return json_response(docs.history(answer))
+    resource_name, name = segments[2], segments[3]
+    resource = provider.resolve_resource(resource_name)
+    if resource is None or not resource.namespaced or name == "*":
+        raise MetricNotFound.for_resource(metric, resource_name)
+    try:
+        answer = await history.object_history(
+            resource,
+            metric,
+            namespace=namespace,
+            name=name,
+            metric_selector=selector,
+            start=start,
+            end=end,
+            step=step,
+        )
+    except MetricNotFound as err:
+        raise err.as_requested(resource_name) from err
     return json_response(docs.history(answer))
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from adapter.prometheus import PrometheusClient, PrometheusOptions
 from adapter.provider.engine import SingleBackend
-from adapter.provider.history import CHUNK, ExternalHistory
+from adapter.provider.history import CHUNK, RangeHistory
 from adapter.server.app import build_app
 from sandbox.promfaults import PromFaultPlan, PromFaultProxy
 from tests.adapter.fakes import FakeLister
@@ -20,6 +20,13 @@ pytestmark = pytest.mark.prometheus
 
 H = "/apis/history.promscaler.dev/v1alpha1"
 RULES = """
+rules:
+- seriesQuery: 'svc_rps{namespace!="",service!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      service: {resource: service}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
 externalRules:
 - seriesQuery: 'backlog_items{namespace!=""}'
   resources:
@@ -48,6 +55,18 @@ async def stack(prometheus):
             {"__name__": "backlog_items", "namespace": "other", "queue": "orders"},
             [(first + i * 60, 1000.0) for i in range(MINUTES)],
         ),
+        (
+            {"__name__": "svc_rps", "namespace": "shop", "service": "web", "code": "200"},
+            [(first + i * 60, 2.0 * i) for i in range(MINUTES)],
+        ),
+        (
+            {"__name__": "svc_rps", "namespace": "shop", "service": "web", "code": "500"},
+            [(first + i * 60, 1.0) for i in range(MINUTES)],
+        ),
+        (
+            {"__name__": "svc_rps", "namespace": "shop", "service": "api", "code": "200"},
+            [(first + i * 60, 500.0) for i in range(MINUTES)],
+        ),
     ]
     await remote_write(prometheus.url, rows)
     s = await make_stack(prometheus.url, lister=FakeLister({}), rules=RULES)
@@ -59,7 +78,7 @@ async def stack(prometheus):
 
 @pytest.fixture
 async def client(aiohttp_client, stack):
-    history = ExternalHistory(backends=SingleBackend(stack.client), discovery=stack.discovery)
+    history = RangeHistory(backends=SingleBackend(stack.client), discovery=stack.discovery)
     return await aiohttp_client(build_app(stack.provider, registry=stack.registry, history=history))
 
 
@@ -84,6 +103,30 @@ async def test_selector_becomes_matchers(client, stack):
     q = f"start={stack.first}&end={stack.last}&labelSelector=queue%3Dmail"
     body = await get(client, f"{H}/namespaces/shop/backlog_items?{q}")
     assert body["values"] == [10.0] * MINUTES
+
+
+async def test_an_objects_history_is_its_custom_metric(client, stack):
+    q = f"start={stack.first}&end={stack.last}"
+    body = await get(client, f"{H}/namespaces/shop/services/web/svc_rps?{q}")
+    # the rule sums web's series (200s and 500s); the api service's never enter
+    assert body["values"] == [2.0 * i + 1 for i in range(MINUTES)]
+    q += "&metricLabelSelector=code%3D200"
+    body = await get(client, f"{H}/namespaces/shop/service/web/svc_rps?{q}")
+    assert body["values"] == [2.0 * i for i in range(MINUTES)]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("namespaces/shop/services/web/no_such_metric", id="unknown-metric"),
+        pytest.param("namespaces/shop/widgets/web/svc_rps", id="unknown-resource"),
+        pytest.param("namespaces/shop/nodes/n1/svc_rps", id="cluster-scoped-resource"),
+        pytest.param("namespaces/shop/services/*/svc_rps", id="no-wildcard"),
+    ],
+)
+async def test_object_history_of_nothing_served_is_404(client, path):
+    body = await get(client, f"{H}/{path}?start=0&end=60", 404)
+    assert (body["kind"], body["reason"]) == ("Status", "NotFound")
 
 
 async def test_minutes_without_samples_are_null(client, stack):
@@ -139,14 +182,15 @@ async def test_discovery_lists_the_group_and_the_external_metrics(client):
     resources = await get(client, H)
     assert resources["groupVersion"] == "history.promscaler.dev/v1alpha1"
     assert [(r["name"], r["kind"]) for r in resources["resources"]] == [
-        ("backlog_items", "MetricHistory")
+        ("backlog_items", "MetricHistory"),
+        ("services/svc_rps", "MetricHistory"),
     ]
 
 
 async def test_prometheus_down_is_503(aiohttp_client, stack):
     dead = PrometheusClient(PrometheusOptions(url="http://127.0.0.1:9", timeout=2.0))
     try:
-        history = ExternalHistory(backends=SingleBackend(dead), discovery=stack.discovery)
+        history = RangeHistory(backends=SingleBackend(dead), discovery=stack.discovery)
         app = build_app(stack.provider, registry=stack.registry, history=history)
         c = await aiohttp_client(app)
         body = await get(c, f"{H}/namespaces/shop/backlog_items?start=0&end=600", 503)
@@ -174,7 +218,7 @@ async def test_prometheus_faults(prometheus, aiohttp_client, stack, kind, extra,
         faulty = await make_stack(proxy.url, lister=FakeLister({}), rules=RULES, timeout=1.0)
         try:
             await faulty.discover()
-            history = ExternalHistory(
+            history = RangeHistory(
                 backends=SingleBackend(faulty.client), discovery=faulty.discovery
             )
             c = await aiohttp_client(build_app(faulty.provider, history=history))
