@@ -1,14 +1,15 @@
 """The history `spec.predictive` forecasts from, cached per metric (docs/predictive.md "Where the
 history comes from").
 
-Each External metric's one-minute history is read from the adapter's history.promscaler.dev
-group and kept here, keyed by (namespace, metric, selector, predictive settings), so Autoscalers
-sharing a metric share one history. A pass never waits for a read: `forecasts` answers from what
-is held and, when a refresh is due, starts it in the background. A refresh reads only the minutes
-since the last one (plus a few: the latest steps of a rate move as samples arrive), at most every
-REFRESH per metric; a failed one keeps the last good history and is counted. The model is refitted
-(the season chosen and judged) at most every REFIT, in a thread, since a refit of two weeks costs
-seconds of CPU; a pass only computes the forecast, once per minute.
+Each External and Object metric's one-minute history is read from the adapter's
+history.promscaler.dev group and kept here, keyed by (namespace, metric source, predictive
+settings), so Autoscalers sharing a metric share one history. A pass never waits for a read:
+`forecasts` answers from what is held and, when a refresh is due, starts it in the background.
+A refresh reads only the minutes since the last one (plus a few: the latest steps of a rate move
+as samples arrive), at most every REFRESH per metric; a failed one keeps the last good history
+and is counted. The model is refitted (the season chosen and judged) at most every REFIT, in a
+thread, since a refit of two weeks costs seconds of CPU; a pass only computes the forecast, once
+per minute.
 """
 
 from __future__ import annotations
@@ -110,10 +111,10 @@ class HistoryCache:
         out: list[Any] = []
         for metric in spec.get("metrics") or []:
             kind = metric.get("type")
-            if kind == "External":
+            if kind in ("External", "Object"):
                 out.append(self._one(namespace, metric, settings, at))
-            elif kind in ("Object", "Pods"):
-                message = f"history is read for External metrics only, not yet for {kind}"
+            elif kind == "Pods":
+                message = "history is read for External and Object metrics, not yet for Pods"
                 out.append({"verdict": NO_HISTORY, "message": message})
             else:
                 out.append(None)
@@ -133,9 +134,11 @@ class HistoryCache:
     def _one(
         self, namespace: str, metric: Mapping[str, Any], settings: PredictiveSpec, at: float
     ) -> JSON | None:
-        source = (metric.get("external") or {}).get("metric") or {}
-        selector = orjson.dumps(source.get("selector"), option=orjson.OPT_SORT_KEYS)
-        key = (namespace, source.get("name"), selector, settings)
+        # what names the history: the metric source (with its selector, and for an Object
+        # metric the described object), not the target
+        source = metric.get("external") or metric.get("object") or {}
+        what = {k: v for k, v in source.items() if k != "target"}
+        key = (namespace, orjson.dumps(what, option=orjson.OPT_SORT_KEYS), settings)
         track = self._tracks.get(key)
         if track is None:
             track = self._tracks[key] = _Track(settings)

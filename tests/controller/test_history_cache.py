@@ -37,7 +37,8 @@ class Reader:
     async def read_history(
         self, namespace: str, metric: Any, *, start: int, end: int
     ) -> tuple[int, list[float | None]]:
-        self.calls.append((namespace, metric["external"]["metric"]["name"], start, end))
+        source = metric.get("external") or metric.get("object")
+        self.calls.append((namespace, source["metric"]["name"], start, end))
         if self.hang:
             await asyncio.Event().wait()
         if self.error is not None:
@@ -193,24 +194,38 @@ async def test_without_predictive_nothing_is_read() -> None:
     assert "predictive" not in patch
 
 
-async def test_object_and_pods_metrics_say_why_they_have_no_history() -> None:
-    cache = HistoryCache(Reader())
+async def test_object_metrics_are_read_and_pods_metrics_say_why_not() -> None:
+    reader = Reader()
+    cache = HistoryCache(reader)
     obj = spec(PREDICTIVE)
-    obj["spec"]["metrics"].append(
+    described = {"apiVersion": "v1", "kind": "Service", "name": "s"}
+    obj["spec"]["metrics"] += [
         {
             "type": "Object",
             "object": {
-                "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "s"},
+                "describedObject": described,
                 "metric": {"name": "rps"},
                 "target": {"type": "Value", "value": "1"},
             },
-        }
-    )
+        },
+        {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "rps"},
+                "target": {"type": "AverageValue", "averageValue": "1"},
+            },
+        },
+    ]
     out = cache.forecasts("default", obj["spec"], NOW)
     assert out is not None
-    assert out[0] is None  # the External one: its first read has just started
-    assert out[1] == {
+    assert out[:2] == [None, None]  # External and Object: their first reads have just started
+    assert out[2] == {
         "verdict": "NoHistory",
-        "message": "history is read for External metrics only, not yet for Object",
+        "message": "history is read for External and Object metrics, not yet for Pods",
     }
+    await cache.settled()
+    assert sorted(name for _, name, _, _ in reader.calls) == ["queue", "rps"]
+    again = cache.forecasts("default", obj["spec"], NOW + timedelta(seconds=15))
+    assert again is not None
+    assert [e["verdict"] for e in again[:2]] == ["Ready", "Ready"]
     await cache.close()

@@ -306,3 +306,26 @@ async def test_history_failures_are_cluster_errors(answer, reason):
     with pytest.raises(ClusterError) as e:
         await KubeCluster(kube).read_history("ns", EXT_Q, start=0, end=60)  # type: ignore[arg-type]
     assert e.value.reason == reason
+
+
+async def test_an_object_metrics_history_path_names_the_object():
+    path = (
+        "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/ingresses.networking.k8s.io/main/rps"
+    )
+    kube = FakeKube({path: {"start": 0, "step": 60, "values": [3.5]}})
+    metric = {
+        "type": "Object",
+        "object": {
+            "describedObject": {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "name": "main",
+            },
+            "metric": {"name": "rps", "selector": {"matchLabels": {"code": "200"}}},
+        },
+    }
+    got = await KubeCluster(kube).read_history("ns", metric, start=0, end=0)  # type: ignore[arg-type]
+    assert got == (0, [3.5])
+    (_, got_path, query) = kube.calls[-1]
+    assert got_path == path
+    assert query[0] == ("metricLabelSelector", "code=200")
