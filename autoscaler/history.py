@@ -40,6 +40,7 @@ GRID = 60  # seconds: the adapter's step and the model's grid
 REFRESH = 300.0  # seconds between reads of one metric's history: one range query per 5 minutes
 REFIT = 1800.0  # seconds between refits: costly, and the season's verdict moves slowly
 OVERLAP = 5 * GRID  # re-read the last minutes: a rate's newest steps change as samples arrive
+IDLE = 900.0  # seconds unasked after which a history is dropped (its Autoscaler went away)
 NO_HISTORY = "NoHistory"
 
 
@@ -62,6 +63,7 @@ class _Track:
     start: int | None = None  # unix seconds of values[0]
     values: list[float] = field(default_factory=list)  # NaN: no sample
     attempted: float | None = None  # unix seconds the last refresh started
+    used: float = 0.0  # unix seconds a pass last asked for it
     error: str = ""  # why the last refresh failed ("" when it succeeded)
     task: asyncio.Task[None] | None = None
     model: ModelFit | None = None
@@ -96,6 +98,7 @@ class HistoryCache:
         self._gate = asyncio.Semaphore(parallel)
         self._on_refresh = on_refresh
         self._tracks: dict[tuple[Any, ...], _Track] = {}
+        self._swept = 0.0  # unix seconds of the last sweep of idle histories
         self.reads = 0  # history reads started; tests and the e2e read it
 
     def forecasts(self, namespace: str, spec: Mapping[str, Any], now: datetime) -> list[Any] | None:
@@ -108,6 +111,8 @@ class HistoryCache:
         if settings is None:
             return None
         at = now.timestamp()
+        if at - self._swept >= 60:
+            self._sweep(at)
         out: list[Any] = []
         for metric in spec.get("metrics") or []:
             kind = metric.get("type")
@@ -119,6 +124,17 @@ class HistoryCache:
             else:
                 out.append(None)
         return out
+
+    def __len__(self) -> int:
+        """Histories held."""
+        return len(self._tracks)
+
+    def _sweep(self, at: float) -> None:
+        """Drop the histories no pass asked for in IDLE (deleted Autoscalers, changed specs)."""
+        self._swept = at
+        idle = [k for k, t in self._tracks.items() if at - t.used > IDLE and t.task is None]
+        for key in idle:
+            del self._tracks[key]
 
     async def settled(self) -> None:
         """Wait for the reads (and refits) in flight: tests, and a clean shutdown."""
@@ -142,6 +158,7 @@ class HistoryCache:
         track = self._tracks.get(key)
         if track is None:
             track = self._tracks[key] = _Track(settings)
+        track.used = at
         due = track.attempted is None or at - track.attempted >= self._refresh
         if due and track.task is None:
             track.attempted = at

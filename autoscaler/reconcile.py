@@ -107,7 +107,9 @@ class Reconciler:
         }
         if status.get("history") is not None:
             doc["history"] = status["history"]
-        if self._history is not None and spec.get("predictive") is not None:
+        # a follower's decisions are not written: it reads no history (a new leader's first
+        # passes say NoHistory until its first reads land, seconds later)
+        if write and self._history is not None and spec.get("predictive") is not None:
             forecasts = self._history.forecasts(ns, spec, now)  # never waits for a read
             if forecasts is not None:
                 doc["forecasts"] = forecasts

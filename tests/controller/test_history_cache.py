@@ -229,3 +229,32 @@ async def test_object_metrics_are_read_and_pods_metrics_say_why_not() -> None:
     assert again is not None
     assert [e["verdict"] for e in again[:2]] == ["Ready", "Ready"]
     await cache.close()
+
+
+async def test_histories_nobody_asks_for_are_dropped() -> None:
+    cache = HistoryCache(Reader())
+    other = spec(PREDICTIVE)
+    other["spec"]["metrics"][0]["external"]["metric"]["name"] = "other"
+    cache.forecasts("default", spec(PREDICTIVE)["spec"], NOW)
+    cache.forecasts("default", other["spec"], NOW)
+    await cache.settled()
+    assert len(cache) == 2
+    later = NOW + timedelta(minutes=20)  # only the first is still asked for
+    cache.forecasts("default", spec(PREDICTIVE)["spec"], later - timedelta(minutes=5))
+    cache.forecasts("default", spec(PREDICTIVE)["spec"], later)
+    await cache.settled()
+    assert len(cache) == 1
+    await cache.close()
+
+
+async def test_a_follower_reads_no_history() -> None:
+    reader = Reader()
+    cluster = FakeCluster()
+    cluster.add_target("web", 2)
+    cluster.metrics["queue"] = external_value("10")
+    cache = HistoryCache(reader)
+    r = Reconciler(cluster, options=ControllerOptions(), decide=decide_document, history=cache)
+    await r.reconcile(spec(PREDICTIVE), now=NOW, write=False)
+    await cache.settled()
+    assert reader.calls == []
+    assert len(cache) == 0
