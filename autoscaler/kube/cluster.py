@@ -192,7 +192,9 @@ class KubeCluster:
         try:
             path, query = await self._history_path(namespace, metric)
             query += [("start", str(start)), ("end", str(end)), ("step", "60")]
-            doc = await self._kube.request("GET", path, query=query)
+            # a range read of weeks takes the adapter several Prometheus calls: more than a
+            # metric read's time (the history cache bounds it too)
+            doc = await self._kube.request("GET", path, query=query, request_timeout=30.0)
         except KubeError as e:
             raise ClusterError(reason_of(e), str(e)) from e
         except SelectorError as e:
