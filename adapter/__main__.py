@@ -24,6 +24,7 @@ from adapter.cli import PROG, AdapterOptions, parse_args
 from adapter.errors import ConfigError
 from adapter.provider.cache import ResultCache
 from adapter.provider.discovery import Discovery, DiscoveryOptions
+from adapter.provider.history import RangeHistory
 from adapter.provider.prometheus_provider import PrometheusProvider
 from adapter.provider.resource_provider import ResourceMetricsProvider
 from adapter.provider.rules_engine import RulesEngine
@@ -103,6 +104,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             registry=registry,
             response_ttl=options.cache_ttl,
             resource_provider=resources,
+            history=RangeHistory(backends=backends, discovery=discovery),
         )
         # oversized input is refused with a Status before authentication or routing runs
         app.middlewares.insert(0, limits_middleware())

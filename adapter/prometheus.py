@@ -45,6 +45,13 @@ class Sample(NamedTuple):
     value: Decimal  # exact decimal of Prometheus' string; may be NaN or ±Infinity
 
 
+class RangeSeries(NamedTuple):
+    """One series of a range query: labels and (unix seconds, value) points in time order."""
+
+    labels: Mapping[str, str]
+    points: list[tuple[float, Decimal]]
+
+
 @dataclass(frozen=True)
 class PrometheusOptions:
     """How to reach Prometheus; mirrors the peer's --prometheus-* flags."""
@@ -116,7 +123,9 @@ class PrometheusClient:
             backend=backend, policy=options.warnings, warnings=m.warnings, errors=m.errors
         )
         # the latency child of each endpoint, looked up once (`labels()` locks on every call)
-        self._latency = {e: m.latency.labels(backend, e) for e in ("query", "series")}
+        self._latency = {
+            e: m.latency.labels(backend, e) for e in ("query", "query_range", "series")
+        }
         try:
             # a lean keep-alive client: aiohttp's cost about twice the CPU per query
             # (common/http1.py)
@@ -157,6 +166,26 @@ class PrometheusClient:
         `keyed_vector`): what the custom metrics API reads, without a Sample per series."""
         data = await self._call("query", [("query", promql)], time_limit=None, rule=rule)
         return keyed_vector(data, label, time_of, value_of)
+
+    async def query_range(
+        self,
+        promql: str,
+        *,
+        start: float,
+        end: float,
+        step: float,
+        time_limit: float | None = None,
+        rule: str = "",
+    ) -> list[RangeSeries]:
+        """Evaluate a range query over [start, end] (unix seconds) every `step` seconds."""
+        params = [
+            ("query", promql),
+            ("start", f"{start:.3f}"),
+            ("end", f"{end:.3f}"),
+            ("step", f"{step:g}"),
+        ]
+        data = await self._call("query_range", params, time_limit=time_limit, rule=rule)
+        return list(_parse_matrix(data))
 
     async def series(
         self,
@@ -333,5 +362,16 @@ def _parse_vector(data: Any) -> Iterator[Sample]:
             raise PrometheusQueryError(
                 f"the metrics query returned a {kind}, not an instant vector"
             )
+    except (TypeError, KeyError, ValueError, InvalidOperation) as err:
+        raise PrometheusQueryError("unexpected query response from the metrics backend") from err
+
+
+def _parse_matrix(data: Any) -> Iterator[RangeSeries]:
+    if not isinstance(data, dict) or data.get("resultType") != "matrix":
+        raise PrometheusQueryError("unexpected range query response from the metrics backend")
+    try:
+        for item in data.get("result") or []:
+            points = [(float(ts), _decimal(value)) for ts, value in item["values"]]
+            yield RangeSeries(item.get("metric") or {}, points)
     except (TypeError, KeyError, ValueError, InvalidOperation) as err:
         raise PrometheusQueryError("unexpected query response from the metrics backend") from err

@@ -15,6 +15,7 @@ from typing import Any, cast
 from autoscaler.conflicts import TargetIndex
 from autoscaler.controller import Controller, ControllerConfig
 from autoscaler.decisionlog import DecisionLog, DecisionLogSettings, logged
+from autoscaler.history import HistoryCache
 from autoscaler.kube import KubeCluster, KubeError, connect
 from autoscaler.kube.client import KubeClient
 from autoscaler.kube.cluster import AUTOSCALERS
@@ -99,7 +100,10 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     decisions = DecisionLog(settings.decision_log) if settings.decision_log else None
     if decisions is not None:
         decide = logged(decide, decisions)
-    reconciler = Reconciler(cluster, options=settings.options, decide=decide, index=index)
+    history = HistoryCache(cluster, on_refresh=metrics.count_history_refresh)
+    reconciler = Reconciler(
+        cluster, options=settings.options, decide=decide, index=index, history=history
+    )
     holder: list[Controller] = []
     store = Informers(kube, settings.namespaces, lambda k, o: holder[0].on_event(k, o))
     controller = Controller(
@@ -156,6 +160,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
         for informer in [*store.informers, *hpas]:
             await informer.stop()
         await targets.close()
+        await history.close()
         await cluster.close()
         if runner is not None:
             await runner.cleanup()

@@ -344,6 +344,8 @@ class Controller:
         self.metrics.decisions.labels(outcome.reason).inc()
         for reason in outcome.metric_failures:
             self.metrics.metric_failures.labels(reason).inc()
+        if outcome.snapshot is not None and outcome.snapshot.forecast_changed:
+            self.metrics.forecast_changed.inc()
         if outcome.snapshot is not None and self.owns(key):  # not for a shard given up
             namespace, _, name = key.partition("/")
             self.metrics.observe(namespace, name, outcome.snapshot)

@@ -20,6 +20,7 @@ from autoscaler import deletioncost
 from autoscaler.cluster import Cluster, ClusterError, Scale, failure
 from autoscaler.conflicts import Claim, describe, target_key
 from autoscaler.deletioncost import CostPass
+from autoscaler.history import HistoryCache
 from autoscaler.options import ControllerOptions, with_default_metrics
 from autoscaler.selfmetrics import Snapshot
 from autoscaler.statusview import set_condition, snapshot
@@ -72,8 +73,10 @@ class Reconciler:
         options: ControllerOptions,
         decide: Decide,
         index: Conflicts | None = None,
+        history: HistoryCache | None = None,
     ) -> None:
         self._cluster = cluster
+        self._history = history  # spec.predictive's forecasts; None: no history is read
         self._options = options
         self._decide = decide
         self._index = index
@@ -104,6 +107,12 @@ class Reconciler:
         }
         if status.get("history") is not None:
             doc["history"] = status["history"]
+        # a follower's decisions are not written: it reads no history (a new leader's first
+        # passes say NoHistory until its first reads land, seconds later)
+        if write and self._history is not None and spec.get("predictive") is not None:
+            forecasts = self._history.forecasts(ns, spec, now)  # never waits for a read
+            if forecasts is not None:
+                doc["forecasts"] = forecasts
         conflict = self._conflict(obj)
         if conflict:
             doc["conflict"] = {"message": conflict}

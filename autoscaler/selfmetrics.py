@@ -55,6 +55,9 @@ class Snapshot:
     min_replicas: int  # effective: after schedules
     max_replicas: int
     metrics: tuple[tuple[str, float | None, float | None], ...]  # (metric, value, target)
+    # spec.predictive: (metric, forecast, recent error) of each forecast metric
+    forecasts: tuple[tuple[str, float | None, float | None], ...] = ()
+    forecast_changed: bool = False  # the pass wrote other replicas than the reactive rule would
 
     def plain(self) -> tuple[float | None, ...]:
         """The values of `PLAIN_GAUGES`, in order (None: no series)."""
@@ -149,11 +152,26 @@ class SelfMetrics:
             ["shard"],
             registry=r,
         )
+        self.forecast_changed = Counter(
+            "promscaler_autoscaler_forecast_changed_decisions_total",
+            "Passes whose replicas written differ, because of spec.predictive's forecast, from "
+            "what the reactive rule would have written.",
+            registry=r,
+        )
+        self.history_refreshes = Counter(
+            "promscaler_autoscaler_history_refreshes_total",
+            "Reads of a metric's history for spec.predictive, by result (success, failure).",
+            ["result"],
+            registry=r,
+        )
         register_runtime(r, prefix="promscaler_autoscaler")
         register_build_info(r, prefix="promscaler_autoscaler")
         self.per_autoscaler = PerAutoscaler()
         self.registry.register(self._base)
         self.registry.register(self.per_autoscaler)
+
+    def count_history_refresh(self, result: str) -> None:
+        self.history_refreshes.labels(result).inc()
 
     def count_shared_reads(self, reads: SharedReads) -> None:
         """Expose how Pods metrics were read with `--share-pod-metrics` on."""
@@ -197,6 +215,14 @@ class PerAutoscaler:
         "promscaler_autoscaler_metric_target",
         "Each metric's target value (utilization in percent).",
     )
+    _FORECAST = (
+        "promscaler_autoscaler_forecast_value",
+        "spec.predictive: each metric's forecast of its highest value over the horizon.",
+    )
+    _ERROR = (
+        "promscaler_autoscaler_forecast_recent_error",
+        "spec.predictive: each metric's model recent error (a fraction: 0.12 is 12%).",
+    )
 
     def __init__(self) -> None:
         self._shown: dict[tuple[str, str], Snapshot] = {}
@@ -224,7 +250,7 @@ class PerAutoscaler:
         `generate_latest` writes them (`tests/controller/test_selfmetrics.py` compares the
         bytes), at a fifth of its cost or less, letting the event loop run after every
         `pause_every` Autoscalers."""
-        lines: list[list[str]] = [[] for _ in range(9)]
+        lines: list[list[str]] = [[] for _ in range(11)]
         # a copy: passes go on storing snapshots while this one waits for its turn
         for done, ((namespace, name), snap) in enumerate(list(self._shown.items()), 1):
             ids = f'name="{_escape(name)}",namespace="{_escape(namespace)}"'
@@ -255,6 +281,8 @@ class PerAutoscaler:
             ),
             GaugeMetricFamily(*self._VALUE, labels=[*ids, "metric"]),
             GaugeMetricFamily(*self._TARGET, labels=[*ids, "metric"]),
+            GaugeMetricFamily(*self._FORECAST, labels=[*ids, "metric"]),
+            GaugeMetricFamily(*self._ERROR, labels=[*ids, "metric"]),
         ]
 
 
@@ -295,6 +323,11 @@ def _series(snap: Snapshot) -> Iterator[tuple[int, tuple[str, ...], float]]:
             yield 7, (metric,), current
         if wanted is not None:
             yield 8, (metric,), wanted
+    for metric, value, error in snap.forecasts:
+        if value is not None:
+            yield 9, (metric,), value
+        if error is not None:
+            yield 10, (metric,), error
 
 
 def _escape(value: str) -> str:

@@ -106,7 +106,26 @@ def snapshot(spec: Mapping[str, Any], status: Mapping[str, Any]) -> Snapshot:
         min_replicas=low,
         max_replicas=high,
         metrics=_metric_numbers(spec, status.get("currentMetrics") or []),
+        forecasts=_forecast_numbers(spec, status.get("predictive")),
+        forecast_changed=bool((status.get("predictive") or {}).get("changedDecision")),
     )
+
+
+def _forecast_numbers(
+    spec: Mapping[str, Any], predictive: Any
+) -> tuple[tuple[str, float | None, float | None], ...]:
+    """(metric label, forecast, recent error) of each metric status.predictive lists."""
+    if not isinstance(predictive, Mapping):
+        return ()
+    labels = metric_labels(spec)
+    out = []
+    for line in predictive.get("metrics") or []:
+        index = line.get("index")
+        if isinstance(index, int) and 0 <= index < len(labels):
+            error = line.get("recentError")
+            recent = None if error in (None, "inf") else _number(error)
+            out.append((labels[index], _number(line.get("forecast")), recent))
+    return tuple(out)
 
 
 def effective_bounds(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[int, int]:

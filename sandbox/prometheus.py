@@ -134,7 +134,9 @@ def remote_write_sync(url: str, series: Sequence[Series]) -> None:
 class PrometheusServer:
     """One real Prometheus process. `stop()` and `start()` again keep its port and data."""
 
-    def __init__(self, workdir: Path | None = None, *, port: int | None = None) -> None:
+    def __init__(
+        self, workdir: Path | None = None, *, port: int | None = None, out_of_order_window: str = ""
+    ) -> None:
         binary = shutil.which("prometheus")
         if binary is None:
             raise RuntimeError("prometheus is not on PATH (make install puts it there)")
@@ -151,6 +153,11 @@ class PrometheusServer:
             "  scrape_interval: 1s\n"
             "  evaluation_interval: 1s\n"
         )
+        if out_of_order_window:  # accept remote-written samples this old (history backfills)
+            with self.config_path.open("a") as config:
+                config.write(
+                    f"storage:\n  tsdb:\n    out_of_order_time_window: {out_of_order_window}\n"
+                )
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self, *, timeout: float = 20.0) -> None:

@@ -36,6 +36,7 @@ SANDBOX_ONLY = {
     "e2e/test_image.py::test_image_user_labels_help_and_the_charts_security_context",
     "e2e/test_image.py::test_an_autoscaler_scales_through_the_images_adapter",
     "e2e/test_keda_cooldown.py::test_a_converted_cooldown_period_of_30s_reaches_zero_30s_after_the_last_activity",
+    "e2e/test_predictive_scaling.py::test_the_forecast_scales_up_before_the_hourly_peak",
 }
 ON_A_REAL_CLUSTER_TOO = {
     "e2e/test_native_hpa.py::test_pods_metric_scales_a_deployment_up_and_down",

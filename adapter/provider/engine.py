@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from adapter.prometheus import Keyed, Sample
+from adapter.prometheus import Keyed, RangeSeries, Sample
 from adapter.provider.seams import CustomMetricInfo, ExternalMetricInfo
 from adapter.rules.backends import DEFAULT_BACKEND
 from adapter.rules.config import SeriesCall
@@ -51,6 +51,17 @@ class PrometheusAPI(Protocol):
         value_of: Callable[[Any], V | None],
         rule: str = "",
     ) -> Keyed[T, V]: ...
+
+    async def query_range(
+        self,
+        promql: str,
+        *,
+        start: float,
+        end: float,
+        step: float,
+        time_limit: float | None = None,
+        rule: str = "",
+    ) -> list[RangeSeries]: ...
 
     async def series(
         self,

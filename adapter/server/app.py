@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from adapter.errors import MethodNotAllowed, NotFound, StatusError
+from adapter.provider.history import RangeHistory
 from adapter.provider.resource_provider import ResourceMetricsProvider
 from adapter.provider.seams import MetricsProvider
 from adapter.server import resource_routes, routes
@@ -150,11 +151,13 @@ def build_app(
     registry: CollectorRegistry | None = None,
     response_ttl: float = 0.0,
     resource_provider: ResourceMetricsProvider | None = None,
+    history: RangeHistory | None = None,
 ) -> web.Application:
     """The metrics API server app. `registry` receives the request self-metrics and is what
     /metrics exposes (pass the one the provider and client registered on). `response_ttl`
     (seconds, 0 = off) keeps rendered metric answers for identical requests (`--cache-ttl`).
-    `resource_provider` serves metrics.k8s.io while its rules are set."""
+    `resource_provider` serves metrics.k8s.io while its rules are set. `history` serves
+    history.promscaler.dev (range reads of external metrics); without it that group is a 404."""
     registry = registry if registry is not None else CollectorRegistry()
     metrics = RequestMetrics(registry)
     app = web.Application(middlewares=[_middleware(metrics, guard)])
@@ -164,6 +167,8 @@ def build_app(
     app[routes.RESPONSES] = ResponseCache(ttl=response_ttl)
     if resource_provider is not None:
         app[resource_routes.RESOURCE_PROVIDER] = resource_provider
+    if history is not None:
+        app[routes.HISTORY] = history
     get = app.router.add_get
     # metrics.k8s.io first: aiohttp tries routes in the order they were added
     for path in ("/apis", "/apis/"):

@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from adapter.provider.history import History
 from adapter.provider.seams import (
     CustomMetricInfo,
     CustomValues,
@@ -35,7 +36,13 @@ CUSTOM_GROUP = "custom.metrics.k8s.io"
 EXTERNAL_GROUP = "external.metrics.k8s.io"
 CUSTOM_VERSIONS = ("v1beta2", "v1beta1")  # preferred first, as custom-metrics-apiserver does
 EXTERNAL_VERSIONS = ("v1beta1",)
-GROUPS = {CUSTOM_GROUP: CUSTOM_VERSIONS, EXTERNAL_GROUP: EXTERNAL_VERSIONS}
+HISTORY_GROUP = "history.promscaler.dev"  # read-only range reads of external metrics
+HISTORY_VERSIONS = ("v1alpha1",)
+GROUPS = {
+    CUSTOM_GROUP: CUSTOM_VERSIONS,
+    EXTERNAL_GROUP: EXTERNAL_VERSIONS,
+    HISTORY_GROUP: HISTORY_VERSIONS,
+}
 VERSION = f"v{package_version()}"  # /version: this build, as a Kubernetes component reports its own
 
 _EXPR_OPS = {
@@ -285,6 +292,38 @@ def external_resource_list(metrics: Sequence[ExternalMetricInfo]) -> dict[str, A
     return _resource_list(f"{EXTERNAL_GROUP}/v1beta1", resources)
 
 
+def history_resource_list(
+    external: Sequence[ExternalMetricInfo], custom: Sequence[CustomMetricInfo]
+) -> dict[str, Any]:
+    """The external metrics by name, and the namespaced custom ones as `<resource>/<metric>`
+    (an object's history: `namespaces/{ns}/{resource}/{name}/{metric}`)."""
+    names = {m.metric for m in external} | {i.api_name for i in custom if i.namespaced}
+    resources = [
+        {
+            "name": name,
+            "singularName": "",
+            "namespaced": True,
+            "kind": "MetricHistory",
+            "verbs": ["get"],
+        }
+        for name in sorted(names)
+    ]
+    return _resource_list(f"{HISTORY_GROUP}/v1alpha1", resources)
+
+
+def history(h: History) -> dict[str, Any]:
+    """A MetricHistory: the grid of `adapter.provider.history.History`."""
+    return {
+        "kind": "MetricHistory",
+        "apiVersion": f"{HISTORY_GROUP}/v1alpha1",
+        "metadata": {},
+        "metricName": h.metric,
+        "start": h.start,
+        "step": h.step,
+        "values": h.values,
+    }
+
+
 def _resource_list(group_version: str, resources: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "kind": "APIResourceList",
@@ -334,7 +373,9 @@ def version_info() -> dict[str, str]:
 
 def _openapi_paths(group: str, version: str) -> dict[str, Any]:
     base = f"/apis/{group}/{version}"
-    kind = "ExternalMetricValueList" if group == EXTERNAL_GROUP else "MetricValueList"
+    kind = {EXTERNAL_GROUP: "ExternalMetricValueList", HISTORY_GROUP: "MetricHistory"}.get(
+        group, "MetricValueList"
+    )
     ok = {"description": "OK"}
     paths: dict[str, Any] = {
         f"{base}/": {
@@ -344,7 +385,7 @@ def _openapi_paths(group: str, version: str) -> dict[str, Any]:
             }
         },
     }
-    if group == EXTERNAL_GROUP:
+    if group in (EXTERNAL_GROUP, HISTORY_GROUP):
         route = f"{base}/namespaces/{{namespace}}/{{metric}}"
     else:
         route = f"{base}/namespaces/{{namespace}}/{{resource}}/{{name}}/{{metric}}"
@@ -354,11 +395,20 @@ def _openapi_paths(group: str, version: str) -> dict[str, Any]:
             "responses": {"200": ok},
         }
     }
+    if group == HISTORY_GROUP:  # and one object's custom metric
+        paths[f"{base}/namespaces/{{namespace}}/{{resource}}/{{name}}/{{metric}}"] = {
+            "get": {
+                "operationId": f"getObject{kind}{_camel(group, version)}",
+                "responses": {"200": ok},
+            }
+        }
     return paths
 
 
 def _camel(group: str, version: str) -> str:
     head = group.split(".")[0].capitalize()
+    if group == HISTORY_GROUP:
+        return f"{head}{version.capitalize()}"
     return f"{head}Metrics{version.capitalize()}"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from adapter.errors import BadRequest, MethodNotAllowed, MetricNotFound, NotFound
+from adapter.provider.history import RangeHistory
 from adapter.provider.seams import MetricsProvider
 from adapter.server import documents as docs
 from adapter.server.encoding import dumps
@@ -21,6 +22,7 @@ from common.selectors import EVERYTHING, Operator, Selector, SelectorError, pars
 
 PROVIDER: web.AppKey[MetricsProvider] = web.AppKey("provider", MetricsProvider)
 RESPONSES = web.AppKey("responses", ResponseCache)
+HISTORY = web.AppKey("history", RangeHistory)  # set when the history group is served
 ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
 
 
@@ -97,6 +99,8 @@ async def handle_apis(request: web.Request) -> web.Response:
     if version not in docs.GROUPS[group]:
         raise NotFound.no_route()
     provider = request.app[PROVIDER]
+    if group == docs.HISTORY_GROUP:  # never kept: each read names its own range
+        return await _history(request, provider, segments)
     responses = request.app[RESPONSES]
     if segments and request.method == "GET":  # a kept metric value (only GETs are kept)
         kept = responses.get(request.path_qs)
@@ -128,6 +132,67 @@ async def _external(
     _refuse_watch(request, docs.EXTERNAL_GROUP)
     values = await provider.external_metric(segments[2], namespace=segments[1], selector=selector)
     return json_response(docs.external_value_list(values))
+
+
+async def _history(
+    request: web.Request, provider: MetricsProvider, segments: list[str]
+) -> web.Response:
+    history = request.app.get(HISTORY)
+    if history is None:
+        raise NotFound.no_route()
+    if not segments:
+        request[ROUTE] = "discovery"
+        _get_only(request)
+        external, custom = provider.list_external_metrics(), provider.list_custom_metrics()
+        return json_response(docs.history_resource_list(external, custom))
+    # namespaces/{ns}/{metric}: an external metric; namespaces/{ns}/{resource}/{name}/{metric}:
+    # one namespaced object's custom metric (an HPA Object metric); nothing else
+    if len(segments) not in (3, 5) or segments[0] != "namespaces" or not all(segments):
+        raise NotFound.no_route()
+    request[ROUTE] = "history"
+    _get_only(request)
+    param = "labelSelector" if len(segments) == 3 else "metricLabelSelector"
+    selector = _selector(request, param, on_metric=True)
+    _refuse_watch(request, docs.HISTORY_GROUP)
+    start = _seconds(request, "start", None)
+    end = _seconds(request, "end", None)
+    step = _seconds(request, "step", 60)
+    namespace, metric = segments[1], segments[-1]
+    if len(segments) == 3:
+        answer = await history.external_history(
+            metric, namespace=namespace, selector=selector, start=start, end=end, step=step
+        )
+        return json_response(docs.history(answer))
+    resource_name, name = segments[2], segments[3]
+    resource = provider.resolve_resource(resource_name)
+    if resource is None or not resource.namespaced or name == "*":
+        raise MetricNotFound.for_resource(metric, resource_name)
+    try:
+        answer = await history.object_history(
+            resource,
+            metric,
+            namespace=namespace,
+            name=name,
+            metric_selector=selector,
+            start=start,
+            end=end,
+            step=step,
+        )
+    except MetricNotFound as err:
+        raise err.as_requested(resource_name) from err
+    return json_response(docs.history(answer))
+
+
+def _seconds(request: web.Request, param: str, default: int | None) -> int:
+    """A whole number of (unix) seconds; 400 naming `param` when missing or malformed."""
+    text = request.query.get(param)
+    if text is None or text == "":
+        if default is None:
+            raise BadRequest(f"{param}: required (unix seconds)")
+        return default
+    if not text.isdigit() or len(text) > 12:
+        raise BadRequest(f"{param}: must be a whole number of seconds, not {text[:40]!r}")
+    return int(text)
 
 
 def _custom_path(segments: list[str]) -> tuple[str | None, str, str, str]:

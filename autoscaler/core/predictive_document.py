@@ -9,6 +9,7 @@ from typing import Any
 from autoscaler.core.fields import DocumentError, as_list, as_str, duration_ns, milli
 from autoscaler.core.forecast import ERROR_TOO_LARGE, HISTORY_TOO_SHORT, READY, Forecast, ModelFit
 from autoscaler.core.model import NS
+from autoscaler.core.predictive import NO_HISTORY
 from autoscaler.core.predictive_model import (
     MODES,
     MetricForecast,
@@ -118,7 +119,8 @@ def _text(ns: int) -> str:
     return f"{seconds}s"
 
 
-VERDICTS = (READY, HISTORY_TOO_SHORT, ERROR_TOO_LARGE)
+# NoHistory: the controller holds no history, and its message says why (a failed read)
+VERDICTS = (READY, HISTORY_TOO_SHORT, ERROR_TOO_LARGE, NO_HISTORY)
 
 
 def parse_forecasts(raw: Any, count: int, path: str) -> tuple[Forecast | None, ...]:
@@ -142,6 +144,8 @@ def _forecast(obj: Any, path: str) -> Forecast:
     raw_value = obj.get("value")
     if verdict == READY and raw_value is None:
         raise DocumentError(f"{path}.value", "is required when the verdict is Ready")
+    if verdict == NO_HISTORY and raw_value is not None:
+        raise DocumentError(f"{path}.value", "must be absent when the verdict is NoHistory")
     value = None if raw_value is None else milli(raw_value, f"{path}.value") / 1000
     error = obj.get("error")
     if error is not None and (

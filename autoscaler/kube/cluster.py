@@ -46,6 +46,7 @@ AUTOSCALERS = "/apis/promscaler.dev/v1alpha1"
 CUSTOM = "/apis/custom.metrics.k8s.io/v1beta2"
 EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1"
 RESOURCE = "/apis/metrics.k8s.io/v1beta1"
+HISTORY = "/apis/history.promscaler.dev/v1alpha1"
 _EMPTY = {  # upstream's error texts for an empty answer (metrics/client.go)
     "podMetrics": "no metrics returned from resource metrics API",
     "custom": "no metrics returned from custom metrics API",
@@ -180,6 +181,52 @@ class KubeCluster:
             doc = await self._kube.request("GET", path, query=query)
             return _nonempty("items", doc.get("items"), _EMPTY["external"])
         return failure("UnknownKind", f"unknown metric source type {kind!r}")
+
+    async def read_history(
+        self, namespace: str, metric: Mapping[str, Any], *, start: int, end: int
+    ) -> tuple[int, list[float | None]]:
+        """An External or Object metric's history from the adapter's history.promscaler.dev
+        group: (unix seconds of the first value, one value a minute; None: no sample).
+        ClusterError when the read fails (the adapter answered a Status, or could not be
+        reached)."""
+        try:
+            path, query = await self._history_path(namespace, metric)
+            query += [("start", str(start)), ("end", str(end)), ("step", "60")]
+            # a range read of weeks takes the adapter several Prometheus calls: more than a
+            # metric read's time (the history cache bounds it too)
+            doc = await self._kube.request("GET", path, query=query, request_timeout=30.0)
+        except KubeError as e:
+            raise ClusterError(reason_of(e), str(e)) from e
+        except SelectorError as e:
+            raise ClusterError("InvalidSelector", str(e)) from e
+        values = doc.get("values")
+        first = doc.get("start")
+        if not isinstance(values, list) or not isinstance(first, int) or doc.get("step") != 60:
+            raise ClusterError("InvalidHistory", "the history answer is not a 60s MetricHistory")
+        return first, [v if isinstance(v, int | float) else None for v in values]
+
+    async def _history_path(
+        self, ns: str, metric: Mapping[str, Any]
+    ) -> tuple[str, list[tuple[str, str]]]:
+        """The history path of an External or Object metric: the one its value is read from,
+        in the history group."""
+        if metric.get("type") == "External":
+            source = metric.get("external") or {}
+            name, query = _metric_query(source.get("metric") or {}, "labelSelector")
+            return f"{HISTORY}/namespaces/{_seg(ns)}/{_seg(name)}", query
+        source = metric.get("object") or {}
+        described = source.get("describedObject") or {}
+        api_version, kind = str(described.get("apiVersion") or "v1"), str(described.get("kind", ""))
+        found = await self.discovery.find(api_version, kind)
+        if found is None:
+            raise ClusterError("UnknownKind", f"no resource of kind {kind!r} in {api_version!r}")
+        group = api_version.rpartition("/")[0]
+        if kind == "Namespace" and not group:
+            raise ClusterError("Unsupported", "no history is read for a Namespace's metrics")
+        resource = f"{found.plural}.{group}" if group else found.plural
+        name, query = _metric_query(source.get("metric") or {}, "metricLabelSelector")
+        obj = _seg(str(described.get("name", "")))
+        return f"{HISTORY}/namespaces/{_seg(ns)}/{_seg(resource)}/{obj}/{_seg(name)}", query
 
     def _pod_count(self, ns: str) -> int | None:
         informer = self._pods.get(ns)

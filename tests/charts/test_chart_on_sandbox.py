@@ -153,6 +153,7 @@ async def test_helm_install_and_uninstall(sandbox: Sandbox, helm: Helm) -> None:
         "v1beta1.custom.metrics.k8s.io",
         "v1beta2.custom.metrics.k8s.io",
         "v1beta1.external.metrics.k8s.io",
+        "v1alpha1.history.promscaler.dev",
     }
     status = await run(helm.binary, "status", RELEASE, "--namespace", "monitoring", *kube)
     assert "STATUS: deployed" in status

@@ -18,6 +18,7 @@ ADAPTER = "promscaler-adapter"
 AUTOSCALER = "promscaler-autoscaler"
 CUSTOM = ("v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io")
 EXTERNAL = ("v1beta1.external.metrics.k8s.io",)
+HISTORY = ("v1alpha1.history.promscaler.dev",)
 CI_VALUES = sorted(CHART.glob("ci/*-values.yaml"))
 VALUE_SETS = [pytest.param((), id="default")] + [
     pytest.param((f,), id=f.name.removesuffix("-values.yaml")) for f in CI_VALUES
@@ -54,6 +55,7 @@ class Switches:
     external: bool
     want: tuple[str, ...]
     resource: bool = False
+    history: bool = False
 
 
 RESOURCE = ("v1.metrics.k8s.io", "v1beta1.metrics.k8s.io")  # v1: GA in 1.37, same types
@@ -85,6 +87,10 @@ RESOURCE_RULES = {
             id="all-three-instead-of-metrics-server",
         ),
         pytest.param(Switches(False, False, RESOURCE, resource=True), id="only-resource"),
+        pytest.param(
+            Switches(True, True, CUSTOM + EXTERNAL + HISTORY, history=True), id="with-history"
+        ),
+        pytest.param(Switches(False, False, HISTORY, history=True), id="only-history"),
     ],
 )
 def test_apiservices_follow_the_group_switches(helm: Helm, case: Switches) -> None:
@@ -94,6 +100,7 @@ def test_apiservices_follow_the_group_switches(helm: Helm, case: Switches) -> No
                 "custom": {"enabled": case.custom},
                 "external": {"enabled": case.external},
                 "resource": {"enabled": case.resource},
+                "history": {"enabled": case.history},
             },
             "rules": {"resource": RESOURCE_RULES if case.resource else {}},
         }
@@ -116,6 +123,7 @@ def test_apiservice_priorities_prefer_v1beta2_like_prometheus_adapter(helm: Helm
         "v1beta1.custom.metrics.k8s.io": (100, 100),
         "v1beta2.custom.metrics.k8s.io": (100, 200),
         "v1beta1.external.metrics.k8s.io": (100, 100),
+        "v1alpha1.history.promscaler.dev": (100, 100),
     }
 
 
@@ -524,6 +532,7 @@ def test_autoscaler_rbac_covers_what_the_controller_does(helm: Helm) -> None:
     assert allowed("", "events", "create")
     assert allowed("metrics.k8s.io", "*", "get")
     assert allowed("external.metrics.k8s.io", "*", "list")
+    assert allowed("history.promscaler.dev", "*", "list")  # spec.predictive's history
     assert not allowed("", "secrets", "get")
     lease = rendered.get("Role", f"{AUTOSCALER}-leader-election")
     assert lease["rules"][0]["apiGroups"] == ["coordination.k8s.io"]

@@ -300,7 +300,11 @@ async def _register_adapter(kube: KubeClient, port: int, *, resource: bool = Fal
     }
     await kube.request("POST", f"/api/v1/namespaces/{ns}/services", body=svc)
     await kube.request("POST", f"/api/v1/namespaces/{ns}/endpoints", body=eps)
-    groups = [("custom.metrics.k8s.io", "v1beta2"), ("external.metrics.k8s.io", "v1beta1")]
+    groups = [
+        ("custom.metrics.k8s.io", "v1beta2"),
+        ("external.metrics.k8s.io", "v1beta1"),
+        ("history.promscaler.dev", "v1alpha1"),  # spec.predictive's history
+    ]
     for group, version in groups + ([("metrics.k8s.io", "v1beta1")] if resource else []):
         body = {
             "apiVersion": "apiregistration.k8s.io/v1",
@@ -381,13 +385,15 @@ async def e2e_stack(
     resource_metrics: bool = False,
     adapter_prometheus: Callable[[str], str] | None = None,
     external_rules: tuple[dict[str, Any], ...] = (),
+    backfill_window: str = "",
 ) -> AsyncIterator[Stack]:
     """The stack; `adapter_args` are extra flags for the sandbox's adapter (ignored on a real
     cluster, whose adapter the chart runs); `resource_metrics` (sandbox only) adds two nodes, the
     simulated cAdvisor writing into the Prometheus, and the adapter serving metrics.k8s.io from
     RESOURCE_RULES; `adapter_prometheus(url)`: the URL the adapter reads instead of the sandbox
     stack's Prometheus at `url` (a fault proxy in front of it); metrics are still written to
-    `url`; `external_rules` (sandbox only) are served besides RULES' own."""
+    `url`; `external_rules` (sandbox only) are served besides RULES' own; `backfill_window`
+    (sandbox only, a Prometheus duration): remote write accepts samples this old."""
     external = os.environ.get("PROMSCALER_E2E_KUBECONFIG")
     if external:
         url = os.environ.get("PROMSCALER_E2E_PROMETHEUS_URL", "")
@@ -415,7 +421,7 @@ async def e2e_stack(
     from sandbox.server import Sandbox, SandboxConfig
 
     (tmp / "prometheus").mkdir(exist_ok=True)
-    prom = PrometheusServer(tmp / "prometheus")
+    prom = PrometheusServer(tmp / "prometheus", out_of_order_window=backfill_window)
     prom.start()
     adapter = None
     try:

@@ -270,3 +270,62 @@ def test_remembered_metric_selectors_hold_no_encoder_buffers():
     finally:
         tracemalloc.stop()
     assert held / len(selectors) < 1_000  # a few hundred bytes; over 4 KB with bytes keys
+
+
+HISTORY = "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/q"
+EXT_Q = {"type": "External", "external": {"metric": {"name": "q", "selector": SEL}}}
+
+
+async def test_history_is_read_from_the_history_group_with_the_metric_selector():
+    kube = FakeKube(
+        {HISTORY: {"kind": "MetricHistory", "start": 60, "step": 60, "values": [1, None]}}
+    )
+    got = await KubeCluster(kube).read_history("ns", EXT_Q, start=60, end=120)  # type: ignore[arg-type]
+    assert got == (60, [1, None])
+    ((method, path, query),) = kube.calls
+    assert (method, path) == ("GET", HISTORY)
+    assert query == [
+        ("labelSelector", "env in (dev,prod),queue=jobs"),
+        ("start", "60"),
+        ("end", "120"),
+        ("step", "60"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        pytest.param(KubeError(503, "ServiceUnavailable", "down"), "ServiceUnavailable", id="503"),
+        pytest.param(NotFound(404, "NotFound", "no route"), "NotFound", id="404"),
+        pytest.param({"kind": "Status"}, "InvalidHistory", id="not-a-history"),
+        pytest.param({"start": 0, "step": 300, "values": []}, "InvalidHistory", id="other-step"),
+    ],
+)
+async def test_history_failures_are_cluster_errors(answer, reason):
+    kube = FakeKube({HISTORY: answer})
+    with pytest.raises(ClusterError) as e:
+        await KubeCluster(kube).read_history("ns", EXT_Q, start=0, end=60)  # type: ignore[arg-type]
+    assert e.value.reason == reason
+
+
+async def test_an_object_metrics_history_path_names_the_object():
+    path = (
+        "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/ingresses.networking.k8s.io/main/rps"
+    )
+    kube = FakeKube({path: {"start": 0, "step": 60, "values": [3.5]}})
+    metric = {
+        "type": "Object",
+        "object": {
+            "describedObject": {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "name": "main",
+            },
+            "metric": {"name": "rps", "selector": {"matchLabels": {"code": "200"}}},
+        },
+    }
+    got = await KubeCluster(kube).read_history("ns", metric, start=0, end=0)  # type: ignore[arg-type]
+    assert got == (0, [3.5])
+    (_, got_path, query) = kube.calls[-1]
+    assert got_path == path
+    assert query[0] == ("metricLabelSelector", "code=200")

@@ -143,6 +143,34 @@ def test_per_autoscaler_gauges_and_their_removal():
     assert 'name="b"' in text
 
 
+def test_forecast_gauges_and_history_refreshes():
+    metrics = SelfMetrics()
+    ids = {"namespace": "ns", "name": "a"}
+    metrics.observe("ns", "a", dataclasses.replace(SNAP, forecasts=(("queue", 100.0, 0.12),)))
+    assert _sample(metrics, "promscaler_autoscaler_forecast_value", **ids, metric="queue") == 100
+    error = "promscaler_autoscaler_forecast_recent_error"
+    assert _sample(metrics, error, **ids, metric="queue") == 0.12
+    metrics.observe("ns", "a", SNAP)  # a pass without forecasts: no series
+    assert _sample(metrics, error, **ids, metric="queue") is None
+    for result in ("success", "failure", "failure"):
+        metrics.count_history_refresh(result)
+    name = "promscaler_autoscaler_history_refreshes_total"
+    assert _sample(metrics, name, result="success") == 1.0
+    assert _sample(metrics, name, result="failure") == 2.0
+
+
+def test_passes_a_forecast_changed_are_counted():
+    metrics = SelfMetrics()
+    ctl = Controller(
+        object(), type("S", (), {"objects": {}})(), config=ControllerConfig(), metrics=metrics
+    )  # type: ignore[arg-type]
+    changed = dataclasses.replace(SNAP, forecast_changed=True)
+    for snap in (changed, SNAP, changed):
+        ctl._account("ns/a", Outcome(reason="SucceededRescale", snapshot=snap))
+    name = "promscaler_autoscaler_forecast_changed_decisions_total"
+    assert _sample(metrics, name) == 2.0
+
+
 def test_metric_failures_are_counted_by_reason():
     metrics = SelfMetrics()
     ctl = Controller(
@@ -169,6 +197,7 @@ _SNAPSHOTS = st.builds(
     min_replicas=st.integers(0, 100),
     max_replicas=st.integers(0, 10**6),
     metrics=st.lists(st.tuples(_TEXT, _NUMBER, _NUMBER), max_size=3).map(tuple),
+    forecasts=st.lists(st.tuples(_TEXT, _NUMBER, _NUMBER), max_size=2).map(tuple),
 )
 
 

@@ -388,7 +388,7 @@ def test_decide_document_takes_the_controllers_forecasts() -> None:
         pytest.param(
             [{"verdict": "Sure"}],
             "forecasts[0].verdict",
-            "must be one of Ready, HistoryTooShort, ErrorTooLarge",
+            "must be one of Ready, HistoryTooShort, ErrorTooLarge, NoHistory",
             id="verdict",
         ),
         pytest.param(
@@ -396,6 +396,12 @@ def test_decide_document_takes_the_controllers_forecasts() -> None:
             "forecasts[0].value",
             "is required when the verdict is Ready",
             id="ready-without-value",
+        ),
+        pytest.param(
+            [{"verdict": "NoHistory", "value": "80"}],
+            "forecasts[0].value",
+            "must be absent when the verdict is NoHistory",
+            id="no-history-with-value",
         ),
         pytest.param(
             [{"verdict": "Ready", "value": "80", "error": -1}],

@@ -119,6 +119,36 @@ CASES = [
     ),
     pytest.param(
         "GET",
+        "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/queue_depth",
+        {"start": "0", "end": "60"},
+        res(
+            "list",
+            "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/queue_depth",
+            group="history.promscaler.dev",
+            version="v1alpha1",
+            ns="ns",
+            resource="queue_depth",
+        ),
+        id="history-is-list-of-the-metric-in-its-own-group",
+    ),
+    pytest.param(
+        "GET",
+        "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/services/web/rps",
+        {"start": "0", "end": "60"},
+        res(
+            "get",
+            "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/services/web/rps",
+            group="history.promscaler.dev",
+            version="v1alpha1",
+            ns="ns",
+            resource="services",
+            sub="rps",
+            name="web",
+        ),
+        id="object-history-is-get-of-the-object",
+    ),
+    pytest.param(
+        "GET",
         f"{EM}/namespaces/ns/queue_depth",
         {"watch": "true"},
         res(

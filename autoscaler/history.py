@@ -1,0 +1,249 @@
+"""The history `spec.predictive` forecasts from, cached per metric (docs/predictive.md "Where the
+history comes from").
+
+Each External and Object metric's one-minute history is read from the adapter's
+history.promscaler.dev group and kept here, keyed by (namespace, metric source, predictive
+settings), so Autoscalers sharing a metric share one history. A pass never waits for a read:
+`forecasts` answers from what is held and, when a refresh is due, starts it in the background.
+A refresh reads only the minutes since the last one (plus a few: the latest steps of a rate move
+as samples arrive), at most every REFRESH per metric; a failed one keeps the last good history
+and is counted. The model is refitted (the season chosen and judged) at most every REFIT, in a
+thread, since a refit of two weeks costs seconds of CPU; a pass only computes the forecast, once
+per minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+import orjson
+
+from autoscaler.cluster import ClusterError
+from autoscaler.core.fields import DocumentError
+from autoscaler.core.forecast import READY, Forecast, ModelFit, Series, fit, forecast
+from autoscaler.core.model import NS
+from autoscaler.core.predictive_document import parse_predictive
+from autoscaler.core.predictive_model import PredictiveSpec
+
+__all__ = ["REFIT", "REFRESH", "HistoryCache", "HistoryReader"]
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+
+GRID = 60  # seconds: the adapter's step and the model's grid
+REFRESH = 300.0  # seconds between reads of one metric's history: one range query per 5 minutes
+REFIT = 1800.0  # seconds between refits: costly, and the season's verdict moves slowly
+OVERLAP = 5 * GRID  # re-read the last minutes: a rate's newest steps change as samples arrive
+IDLE = 900.0  # seconds unasked after which a history is dropped (its Autoscaler went away)
+NO_HISTORY = "NoHistory"
+
+
+class HistoryReader(Protocol):
+    """Where histories come from (`autoscaler.kube.cluster.KubeCluster.read_history`)."""
+
+    async def read_history(
+        self, namespace: str, metric: Mapping[str, Any], *, start: int, end: int
+    ) -> tuple[int, list[float | None]]:
+        """(unix seconds of the first value, one value a minute, None: no sample) over
+        [start, end]; raises ClusterError."""
+        ...
+
+
+@dataclass(slots=True)
+class _Track:
+    """One metric's history and model."""
+
+    settings: PredictiveSpec
+    start: int | None = None  # unix seconds of values[0]
+    values: list[float] = field(default_factory=list)  # NaN: no sample
+    attempted: float | None = None  # unix seconds the last refresh started
+    used: float = 0.0  # unix seconds a pass last asked for it
+    error: str = ""  # why the last refresh failed ("" when it succeeded)
+    task: asyncio.Task[None] | None = None
+    model: ModelFit | None = None
+    fitted: float | None = None
+    last: tuple[tuple[int, int, int], Forecast] | None = None  # this minute's forecast
+
+    def end(self) -> int:
+        """Unix seconds just after the last value held."""
+        return (self.start or 0) + len(self.values) * GRID
+
+
+class HistoryCache:
+    """Histories and models of the forecastable metrics of every Autoscaler on this instance.
+
+    `on_refresh(result)` counts each refresh (success, failure); `parallel` bounds the reads in
+    flight; `timeout` is the seconds one read may take before it counts as failed."""
+
+    def __init__(
+        self,
+        reader: HistoryReader,
+        *,
+        refresh: float = REFRESH,
+        refit: float = REFIT,
+        parallel: int = 4,
+        timeout: float = 30.0,
+        on_refresh: Callable[[str], None] = lambda result: None,
+    ) -> None:
+        self._reader = reader
+        self._refresh = refresh
+        self._refit = refit
+        self._timeout = timeout
+        self._gate = asyncio.Semaphore(parallel)
+        self._on_refresh = on_refresh
+        self._tracks: dict[tuple[Any, ...], _Track] = {}
+        self._swept = 0.0  # unix seconds of the last sweep of idle histories
+        self.reads = 0  # history reads started; tests and the e2e read it
+
+    def forecasts(self, namespace: str, spec: Mapping[str, Any], now: datetime) -> list[Any] | None:
+        """The decide document's `forecasts` (one entry per spec metric), None when the spec
+        has no valid `predictive` (the core then reports it). Never waits for a read."""
+        try:
+            settings = parse_predictive(spec, "spec")
+        except DocumentError:
+            return None
+        if settings is None:
+            return None
+        at = now.timestamp()
+        if at - self._swept >= 60:
+            self._sweep(at)
+        out: list[Any] = []
+        for metric in spec.get("metrics") or []:
+            kind = metric.get("type")
+            if kind in ("External", "Object"):
+                out.append(self._one(namespace, metric, settings, at))
+            elif kind == "Pods":
+                message = "history is read for External and Object metrics, not yet for Pods"
+                out.append({"verdict": NO_HISTORY, "message": message})
+            else:
+                out.append(None)
+        return out
+
+    def __len__(self) -> int:
+        """Histories held."""
+        return len(self._tracks)
+
+    def _sweep(self, at: float) -> None:
+        """Drop the histories no pass asked for in IDLE (deleted Autoscalers, changed specs)."""
+        self._swept = at
+        idle = [k for k, t in self._tracks.items() if at - t.used > IDLE and t.task is None]
+        for key in idle:
+            del self._tracks[key]
+
+    async def settled(self) -> None:
+        """Wait for the reads (and refits) in flight: tests, and a clean shutdown."""
+        tasks = [t.task for t in self._tracks.values() if t.task is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        tasks = [t.task for t in self._tracks.values() if t.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _one(
+        self, namespace: str, metric: Mapping[str, Any], settings: PredictiveSpec, at: float
+    ) -> JSON | None:
+        # what names the history: the metric source (with its selector, and for an Object
+        # metric the described object), not the target
+        source = metric.get("external") or metric.get("object") or {}
+        what = {k: v for k, v in source.items() if k != "target"}
+        key = (namespace, orjson.dumps(what, option=orjson.OPT_SORT_KEYS), settings)
+        track = self._tracks.get(key)
+        if track is None:
+            track = self._tracks[key] = _Track(settings)
+        track.used = at
+        due = track.attempted is None or at - track.attempted >= self._refresh
+        if due and track.task is None:
+            track.attempted = at
+            track.task = asyncio.create_task(self._update(track, namespace, metric, at))
+        return _entry(track, at)
+
+    async def _update(
+        self, track: _Track, namespace: str, metric: Mapping[str, Any], at: float
+    ) -> None:
+        """Read the minutes since the last read, then refit when due; never raises."""
+        try:
+            s = track.settings
+            end = int(at) // GRID * GRID
+            earliest = end - s.history // NS
+            begin = earliest if track.start is None else max(earliest, track.end() - OVERLAP)
+            async with self._gate:
+                self.reads += 1
+                try:
+                    async with asyncio.timeout(self._timeout):
+                        first, values = await self._reader.read_history(
+                            namespace, metric, start=begin, end=end
+                        )
+                except (ClusterError, TimeoutError) as e:
+                    why = str(e) if isinstance(e, ClusterError) else "the read timed out"
+                    track.error = why or type(e).__name__
+                    self._on_refresh("failure")
+                    log.warning("history read failed: %s", track.error)
+                    return
+            track.error = ""
+            self._on_refresh("success")
+            _merge(track, first, values, keep=s.history // NS)
+            if track.fitted is None or at - track.fitted >= self._refit:
+                series = _series(track)
+                track.model = await asyncio.to_thread(
+                    fit, series, now=int(at * NS), horizon=s.horizon, seasonality=s.seasonality
+                )
+                track.fitted = at
+                track.last = None
+        finally:
+            track.task = None
+
+
+def _merge(track: _Track, first: int, values: Sequence[float | None], *, keep: int) -> None:
+    """Put the read minutes in place (overwriting the overlap), then keep the last `keep` s."""
+    new = [math.nan if v is None else float(v) for v in values]
+    if track.start is None or first < track.start or first > track.end():
+        track.start, track.values = first, new  # nothing held, or a gap: start again
+    else:
+        offset = (first - track.start) // GRID
+        track.values[offset:] = new
+    drop = max(0, len(track.values) - keep // GRID)
+    if drop:
+        del track.values[:drop]
+        track.start += drop * GRID
+
+
+def _series(track: _Track) -> Series:
+    return Series((track.start or 0) * NS, GRID * NS, track.values)
+
+
+def _entry(track: _Track, at: float) -> JSON | None:
+    """What the pass gets: the forecast, or why there is none."""
+    failed = f"the last history read failed: {track.error}" if track.error else ""
+    if track.model is None:
+        return {"verdict": NO_HISTORY, "message": failed} if failed else None
+    s = track.settings
+    if at - track.end() > max(track.model.period // NS, GRID * 60):
+        # the history is older than the season judged: its forecast no longer applies
+        return {"verdict": NO_HISTORY, "message": f"the history is out of date; {failed}"}
+    series = _series(track)
+    now = int(at * NS)
+    key = (series.start, len(series.values), series.position(now))
+    if track.last is None or track.last[0] != key:
+        track.last = (key, forecast(series, track.model, now=now, horizon=s.horizon))
+    got = track.last[1]
+    if got.fit.verdict == READY and (got.value is None or not math.isfinite(got.value)):
+        return {"verdict": NO_HISTORY, "message": "the forecast is not a finite number"}
+    entry: JSON = {
+        "verdict": got.fit.verdict,
+        "horizon": f"{s.horizon // NS}s",
+        "season": f"{got.fit.period // NS}s",
+        "message": got.fit.message,
+    }
+    if got.value is not None and math.isfinite(got.value):
+        entry["value"] = f"{got.value:.3f}"
+    if got.fit.error is not None:
+        entry["error"] = got.fit.error
+    return entry

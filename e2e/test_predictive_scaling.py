@@ -1,0 +1,95 @@
+"""spec.predictive end to end: an External metric with a day of hourly peaks in a real Prometheus
+(backfilled by remote write), read by the controller through the API server's aggregation layer
+and the adapter's history.promscaler.dev group; the forecast raises the replicas before the peak
+arrives, and the status and the Predictive condition say so."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from tests.controller.stack import FAST, e2e_stack, eventually, external_metric, target_ref
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.prometheus,
+    pytest.mark.sandbox_only("a Prometheus that accepts day-old samples by remote write"),
+]
+
+HISTORY_HOURS = 26  # the model needs a season (1h) + a day + 30 minutes before now
+
+
+@pytest.fixture
+async def stack(tmp_path):
+    async with e2e_stack(tmp_path, backfill_window="2d") as s:
+        yield s
+
+
+def hourly_load(now: int) -> list[tuple[float, float]]:
+    """One sample a minute over the last HISTORY_HOURS: 10, and 100 for a quarter of each hour
+    starting three minutes after the current minute (so the next peak is three minutes away)."""
+    minute = now // 60 * 60
+    peak = (minute // 60 + 3) % 60
+
+    def load(t: int) -> float:
+        return 100.0 if ((t // 60) - peak) % 60 < 15 else 10.0
+
+    first = minute - HISTORY_HOURS * 3600
+    return [(float(t), load(t)) for t in range(first, minute, 60)]
+
+
+async def test_the_forecast_scales_up_before_the_hourly_peak(stack) -> None:
+    from sandbox.prometheus import remote_write
+
+    labels = {"__name__": "e2e_queue_depth", "queue": "pred"}
+    await remote_write(stack.prometheus_url, [(labels, hourly_load(int(time.time())))])
+    await stack.queue("pred", 10)  # the load now: one pod's worth
+    await eventually(lambda: stack.queue_served("pred"), timeout=30, what="metric served")
+    await stack.deployment("pred", 1)
+    spec: dict[str, Any] = {
+        "scaleTargetRef": target_ref("pred"),
+        "minReplicas": 1,
+        "maxReplicas": 20,
+        "metrics": [external_metric("pred", average="10")],
+        "behavior": FAST,
+        "predictive": {"mode": "Scale", "horizon": "5m", "history": "26h", "seasonality": ["1h"]},
+    }
+    await stack.autoscaler("pred", spec)
+    async with stack.controller():
+        # reactive: 10 / 10 is one pod; the forecast of the peak (100) asks for ten
+        await eventually(
+            lambda: _replicas_at(stack, "pred", 10), timeout=60, what="scaled ahead of the peak"
+        )
+        obj = await stack.get_autoscaler("pred")
+        text = await describe(stack, "pred")
+    predictive = obj["status"]["predictive"]
+    (line,) = predictive["metrics"]
+    assert (line["verdict"], line["forecast"], line["seasonSeconds"]) == ("Ready", "100", 3600)
+    assert (predictive["reactiveReplicas"], predictive["forecastReplicas"]) == (1, 10)
+    condition = next(c for c in obj["status"]["conditions"] if c["type"] == "Predictive")
+    assert (condition["status"], condition["reason"]) == ("True", "ForecastApplied")
+    # kubectl describe explains it: the status block, the condition and the decision's reason
+    for needle in ("Predictive:", "Forecast Replicas:", "ForecastApplied", "forecast 100 within"):
+        assert needle in text, f"{needle!r} not in kubectl describe:\n{text}"
+
+
+async def describe(stack, name: str) -> str:
+    argv = ["kubectl", "--kubeconfig", str(stack.kubeconfig), "-n", stack.namespace]
+    out = await asyncio.to_thread(
+        subprocess.run,
+        [*argv, "describe", "autoscalers.promscaler.dev", name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+async def _replicas_at(stack, name: str, want: int) -> bool:
+    return await stack.replicas(name) == want
