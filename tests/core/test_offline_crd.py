@@ -197,3 +197,19 @@ def test_the_commands_exit_2_naming_the_field(tool: str, tmp_path: Path) -> None
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert "spec.behavior.scaleUp.policies: must specify at least one policy" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param('"name": NaN', id="nan"),  # json.loads reads NaN; the core never reads it
+        pytest.param('"name": 1e999', id="infinity"),
+        pytest.param('"name": 123456789012345678901234567890', id="beyond-64-bits"),
+    ],
+)
+def test_a_target_name_that_is_no_string_is_refused(line: str) -> None:
+    text = json.dumps(document(obj(metrics=[ext()])))
+    text = text.replace('"name": "php-apache"}, "maxReplicas"', line + '}, "maxReplicas"')
+    assert line in text
+    with pytest.raises(DocumentError, match=r"^autoscaler\.spec\.scaleTargetRef\.name: must be"):
+        decide_cli.decide_checked(json.loads(text))
