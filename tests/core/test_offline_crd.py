@@ -213,3 +213,14 @@ def test_a_target_name_that_is_no_string_is_refused(line: str) -> None:
     assert line in text
     with pytest.raises(DocumentError, match=r"^autoscaler\.spec\.scaleTargetRef\.name: must be"):
         decide_cli.decide_checked(json.loads(text))
+
+
+def test_the_target_may_be_left_out_as_neither_tool_reads_it(tmp_path: Path) -> None:
+    autoscaler = obj(metrics=[ext()])
+    del autoscaler["spec"]["scaleTargetRef"]
+    doc = document(autoscaler)
+    assert decide_cli.decide_checked(copy.deepcopy(doc)) == decide_document(doc)
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(autoscaler["spec"]))
+    assert simulate_cli.load_spec(str(path))[0].max_replicas == 10
+    assert convert_says(autoscaler) == "spec.scaleTargetRef: Required value"  # convert writes one
