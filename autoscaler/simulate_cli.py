@@ -12,7 +12,9 @@ pass; the load model is in docs/decision-document.md. A point without a value is
 metric on that pass, so a replay of an outage shows fallback; schedules open in their own time
 zones; an object's pause annotations hold for the whole replay. With `spec.predictive`, the
 timeline is replayed with and without prediction (the model sees only the points before each
-pass) and both runs are compared (docs/predictive.md). Exit status 2 for bad input.
+pass) and both runs are compared (docs/predictive.md). The spec is judged as the API server
+judges it with our CRD (`check_spec`, as `convert` does): a spec it would refuse is refused here,
+naming the field. Exit status 2 for bad input.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from autoscaler.core.document import parse_options
 from autoscaler.core.fields import milli, time_ns
 from autoscaler.core.model import NS, Spec
 from autoscaler.core.simulate import SimPoint, SimStep, simulate
+from autoscaler.core.spec_rules import check_spec
 from autoscaler.simulate_compare import comparison_json, plot_both, render_comparison, run_both
 from common.kubetime import format_time_ns
 
@@ -98,9 +101,12 @@ def load_spec(path: str) -> tuple[Spec, Controls]:
     spec: dict[str, Any] = raw["spec"] if isinstance(raw.get("spec"), dict) else raw
     obj = raw if spec is not raw else {"spec": raw}
     try:
-        return parse_spec(spec, "spec"), parse_controls({}, obj)
-    except DocumentError as e:
-        raise InputError(f"{path}: {e}") from e
+        parsed, controls = parse_spec(spec, "spec"), parse_controls({}, obj)
+        # then the CRD's judgement: a spec `kubectl apply` would refuse is not replayed
+        check_spec(obj)
+    except DocumentError as e:  # parse_controls names the fields of a decide document
+        raise InputError(f"{path}: {e.path.removeprefix('autoscaler.')}: {e.problem}") from e
+    return parsed, controls
 
 
 def _instant(text: str, *, now: int) -> int:

@@ -9,6 +9,7 @@ the field, worded as the CRD's messages.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +19,7 @@ from autoscaler.core.document import parse_spec
 from autoscaler.core.fields import DocumentError, as_list, as_obj
 from autoscaler.core.spec_schema import check_schema, spec_schema
 
-__all__ = ["check_autoscaler"]
+__all__ = ["check_autoscaler", "check_spec"]
 
 # metav1 ObjectMeta: a name is a DNS subdomain, a namespace a DNS label
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -57,8 +58,33 @@ def check_autoscaler(obj: Mapping[str, Any]) -> None:
     if not isinstance(obj, dict):
         raise DocumentError("(object)", "must be an object")
     _metadata(as_obj(obj, "metadata", "", required=True))
+    _spec(obj, spec_schema())
+
+
+def check_spec(obj: Mapping[str, Any], *, where: str = "") -> None:
+    """The same judgement of `obj`'s spec and its metadata's labels and annotations, for a tool
+    that reads a spec without the object's identity (`decide`, `simulate`): `where` is put in
+    front of every path (`autoscaler.` names a decide document's fields). One difference: the
+    spec may leave out `scaleTargetRef`, which neither tool reads (docs/decision-document.md
+    says so of a decide document; simulate reads a bare spec); one that is there is judged."""
+    try:
+        _spec(obj, _without_target())
+    except DocumentError as err:
+        if not where:
+            raise
+        raise DocumentError(where + err.path, err.problem) from err
+
+
+@functools.cache
+def _without_target() -> dict[str, Any]:
+    schema = spec_schema()
+    return {**schema, "required": [k for k in schema["required"] if k != "scaleTargetRef"]}
+
+
+def _spec(obj: Mapping[str, Any], schema: dict[str, Any]) -> None:
+    _labels(as_obj(obj, "metadata", ""))
     spec = as_obj(obj, "spec", "", required=True)
-    check_schema(spec, spec_schema(), "spec")
+    check_schema(spec, schema, "spec")
     try:
         parse_spec(spec, "spec")
         parse_controls({}, {**obj, "spec": spec})
@@ -95,6 +121,9 @@ def _metadata(meta: Mapping[str, Any]) -> None:
         raise DocumentError(
             "metadata.namespace", f"must be a lowercase RFC 1123 label, not {namespace!r}"
         )
+
+
+def _labels(meta: Mapping[str, Any]) -> None:
     for key in ("labels", "annotations"):
         for k, v in as_obj(meta, key, "metadata").items():
             if not isinstance(v, str):

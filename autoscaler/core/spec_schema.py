@@ -1,11 +1,17 @@
 """The Autoscaler CRD's structural schema of `spec`, applied as the API server applies it.
 
-The schema is the CRD's own (autoscaler_spec_schema.json, written from the chart's CRD by
-scripts/crd_spec_schema.py; a test fails when the two differ), so a bound or a pattern added to
-the CRD reaches the offline tools without a second copy by hand. Types, required fields, enums,
-numeric bounds, lengths, item counts and patterns are checked; a field the schema does not
-know is refused (kubectl's strict field validation refuses it too). The CRD's CEL rules are in
-spec_rules.py.
+The schema is the CRD's own, so a bound or a pattern added to the CRD reaches the offline tools
+without a second copy by hand. Types, required fields, enums, numeric bounds, lengths, item
+counts and patterns are checked; a field the schema does not know is refused (kubectl's strict
+field validation refuses it too). The CRD's CEL rules are in spec_rules.py.
+
+Where the schema comes from: the core does no I/O, so it is plain data in a Python module
+(autoscaler_spec_schema.py), written from the chart's CRD by scripts/crd_spec_schema.py. The CRD
+stays the one source of truth and tests/convert/test_convert_strict.py fails when the module
+and the CRD differ. The alternatives were worse: a packaged JSON file read with
+importlib.resources is I/O in the core at first use (and a file the packaging must not drop);
+loading it in each CLI and passing it in would make every caller of `check_spec` carry the
+schema, and the core's tests read a file to test a pure function.
 """
 
 from __future__ import annotations
@@ -13,19 +19,17 @@ from __future__ import annotations
 import functools
 import json
 import re
-from importlib import resources
 from typing import Any
 
+from autoscaler.core.autoscaler_spec_schema import SPEC_SCHEMA
 from autoscaler.core.fields import DocumentError
 
 __all__ = ["check_schema", "spec_schema"]
 
 
-@functools.cache
 def spec_schema() -> dict[str, Any]:
-    text = resources.files("autoscaler.core").joinpath("autoscaler_spec_schema.json").read_text()
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    """The CRD's schema of `spec` (shared: do not change it)."""
+    return SPEC_SCHEMA
 
 
 def check_schema(value: Any, schema: dict[str, Any], path: str) -> None:
