@@ -190,7 +190,7 @@ def _seconds(request: web.Request, param: str, default: int | None) -> int:
         if default is None:
             raise BadRequest(f"{param}: required (unix seconds)")
         return default
-    if not text.isdigit() or len(text) > 12:
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:  # int() takes '²' too
         raise BadRequest(f"{param}: must be a whole number of seconds, not {text[:40]!r}")
     return int(text)
 

@@ -150,6 +150,9 @@ async def test_a_long_range_is_read_in_chunks(client, stack):
     [
         pytest.param("end=100", 400, "start: required", id="no-start"),
         pytest.param("start=abc&end=100", 400, "start: must be a whole number", id="bad-start"),
+        pytest.param(
+            "start=%C2%B2&end=100", 400, "start: must be a whole number", id="unicode-digit-start"
+        ),
         pytest.param("start=100&end=50", 400, "end: must not be before start", id="end-first"),
         pytest.param("start=0&end=3024060", 400, "at most 840h", id="range-too-long"),
         pytest.param("start=0&end=60&step=5", 400, "step: must be between", id="step-too-fine"),
