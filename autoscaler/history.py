@@ -197,6 +197,10 @@ class HistoryCache:
                 )
                 track.fitted = at
                 track.last = None
+        except Exception as e:  # a background task's boundary: said and counted, never lost
+            track.error = f"{type(e).__name__}: {e}"
+            self._on_refresh("failure")
+            log.exception("history refresh failed")
         finally:
             track.task = None
 

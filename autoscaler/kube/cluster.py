@@ -199,6 +199,8 @@ class KubeCluster:
             raise ClusterError(reason_of(e), str(e)) from e
         except SelectorError as e:
             raise ClusterError("InvalidSelector", str(e)) from e
+        if not isinstance(doc, dict):
+            raise ClusterError("InvalidHistory", "the history answer is not a JSON object")
         values = doc.get("values")
         first = doc.get("start")
         if not isinstance(values, list) or not isinstance(first, int) or doc.get("step") != 60:

@@ -47,6 +47,15 @@ class Reader:
         return first, [load(t) for t in range(first, end + 1, 60)]
 
 
+class BrokenReader(Reader):
+    """A reader failing in a way nobody planned for (a bug, an answer of the wrong shape)."""
+
+    async def read_history(
+        self, namespace: str, metric: Any, *, start: int, end: int
+    ) -> tuple[int, list[float | None]]:
+        raise AttributeError("'list' object has no attribute 'get'")
+
+
 def spec(predictive: dict[str, Any] | None) -> dict[str, Any]:
     obj = autoscaler(metrics=[external("queue", "10", average=True)], max_replicas=20)
     if predictive is not None:
@@ -117,6 +126,7 @@ FAILURES = [
     pytest.param(Reader(error=ClusterError("ServiceUnavailable", "503")), "503", id="adapter-503"),
     pytest.param(Reader(error=ClusterError("NotFound", "no route")), "no route", id="route-404"),
     pytest.param(Reader(hang=True), "timed out", id="read-hangs"),
+    pytest.param(BrokenReader(), "AttributeError", id="unexpected-error"),
 ]
 
 
