@@ -28,20 +28,22 @@ from autoscaler.cluster import ClusterError
 from autoscaler.core.fields import DocumentError
 from autoscaler.core.forecast import READY, Forecast, ModelFit, Series, fit, forecast
 from autoscaler.core.model import NS
+from autoscaler.core.predictive import NO_HISTORY
 from autoscaler.core.predictive_document import parse_predictive
 from autoscaler.core.predictive_model import PredictiveSpec
+from autoscaler.core.predictive_replay import GRID as GRID_NS
+from autoscaler.core.predictive_replay import REFIT as REFIT_NS
 
 __all__ = ["REFIT", "REFRESH", "HistoryCache", "HistoryReader"]
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 
-GRID = 60  # seconds: the adapter's step and the model's grid
+GRID = GRID_NS // NS  # seconds: the adapter's step and the model's grid, as simulate replays
 REFRESH = 300.0  # seconds between reads of one metric's history: one range query per 5 minutes
-REFIT = 1800.0  # seconds between refits: costly, and the season's verdict moves slowly
+REFIT = REFIT_NS / NS  # seconds between refits, as simulate refits: costly, and slow to move
 OVERLAP = 5 * GRID  # re-read the last minutes: a rate's newest steps change as samples arrive
 IDLE = 900.0  # seconds unasked after which a history is dropped (its Autoscaler went away)
-NO_HISTORY = "NoHistory"
 
 
 class HistoryReader(Protocol):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from autoscaler.core.deletioncost import ANNOTATION
+
 __all__ = ["slim_pod"]
 
 JSON = dict[str, Any]
@@ -33,7 +35,7 @@ _METADATA = (
     "labels",
 )
 _CONTAINER = ("name", "restartPolicy")
-_COST = "controller.kubernetes.io/pod-deletion-cost"  # core.deletioncost.ANNOTATION
+_COST = ANNOTATION  # the one annotation a decision may need (busy-aware scale-in)
 
 
 def slim_pod(obj: JSON) -> JSON:

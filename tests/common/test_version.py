@@ -1,5 +1,6 @@
 """One version, from pyproject.toml: what both programs print for --version, what their
-/metrics say in `*_build_info`, and what the chart's version and appVersion carry."""
+/metrics say in `*_build_info`, what the chart's version and appVersion carry, and the image's
+default version label."""
 
 from __future__ import annotations
 
@@ -34,6 +35,16 @@ def test_chart_version_and_app_version_are_pyprojects():
     chart = yaml.safe_load((REPO / "charts/promscaler/Chart.yaml").read_text())
     assert chart["appVersion"] == pyproject_version(), "appVersion follows pyproject.toml"
     assert chart["version"] == pyproject_version(), "the chart is released with the code"
+
+
+def test_the_dockerfiles_default_version_label_is_pyprojects():
+    # `make image` passes VERSION; a plain `docker build` takes the Dockerfile's default
+    defaults = [
+        line.split("=", 1)[1]
+        for line in (REPO / "Dockerfile").read_text().splitlines()
+        if line.startswith("ARG VERSION=")
+    ]
+    assert defaults == [pyproject_version()]
 
 
 @pytest.mark.parametrize(
