@@ -22,7 +22,6 @@ HEADLINE: tuple[tuple[str, str, str], ...] = (
     ("bench_pass", "instructions_per_pass", "controller: instructions per pass (callgrind)"),
     ("bench_adapter_callgrind", "instructions_adapter", "adapter: instructions per request"),
     ("bench_batching", "external_batched_queries", "adapter: 1,000 External requests, batched"),
-    ("bench_adapter", "coalesced_cache_on", "adapter: 100 identical concurrent requests"),
 )
 
 
