@@ -166,8 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="share an External answer at most this long (and never longer than "
         "--batch-window): External metrics are what wakes a target asleep at zero, polled "
         "every second, so their answers are kept fresher than the Pods and Object ones. "
-        "Default 2s: still one query per External metric and namespace per 2s, however "
-        "many Autoscalers read it",
+        "Default 2s: Prometheus still sees at most one query per External query (per metric "
+        "and namespace when batched) every 2s, however many Autoscalers read it",
     )
 
     g = parser.add_argument_group("Prometheus")
