@@ -770,6 +770,13 @@ def report(
         "s",
         kind="time",
     )
+    RUN.figure(  # the wait a user can meet: the adapter's windows and the zero-poll, added up
+        "wake_max",
+        "External metric rises -> first replica from zero, slowest trial",
+        max(wake),
+        "s",
+        kind="time",
+    )
     print(
         f"scale from zero: metric rise -> first replica over {len(wake)} trials: "
         f"median {statistics.median(wake):.2f}s, max {max(wake):.2f}s ({shown})"
