@@ -88,6 +88,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             cache=cache,
             registry=registry,
             batch_window=options.batch_window,
+            external_window=options.external_batch_window,
         )
         resources = ResourceMetricsProvider(
             rules=engine.config.resource_rules,

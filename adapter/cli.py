@@ -25,6 +25,8 @@ from common.version import version_line
 PROG = "promscaler-adapter"
 BATCH_WINDOW = 5.0  # seconds: a third of the HPA's 15 s sync period, under any usual scrape
 # interval (15 s-1 m), so a shared namespace-wide answer is at most one scrape behind
+EXTERNAL_BATCH_WINDOW = 2.0  # seconds: a target asleep at zero is woken by an External answer,
+# read every controller --zero-poll-interval (1 s): it sees a fresh one at least every other poll
 
 
 class _Parser(argparse.ArgumentParser):
@@ -155,6 +157,17 @@ def build_parser() -> argparse.ArgumentParser:
         "query per metric and namespace instead of one per HPA. Default 5s: a third of the "
         "HPA's 15s sync period, and shorter than any usual scrape interval, so a shared "
         "answer is at most one scrape behind; 0 disables (one query per request)",
+    )
+    g.add_argument(
+        "--external-batch-window",
+        type=_duration,
+        default=EXTERNAL_BATCH_WINDOW,
+        metavar="DURATION",
+        help="share an External answer at most this long (and never longer than "
+        "--batch-window): External metrics are what wakes a target asleep at zero, polled "
+        "every second, so their answers are kept fresher than the Pods and Object ones. "
+        "Default 2s: Prometheus still sees at most one query per External query (per metric "
+        "and namespace when batched) every 2s, however many Autoscalers read it",
     )
 
     g = parser.add_argument_group("Prometheus")
@@ -322,6 +335,7 @@ class AdapterOptions:
     max_age: float  # seconds
     cache_ttl: float  # seconds; 0 disables
     batch_window: float  # seconds a namespace-wide answer is shared; 0: no batching
+    external_batch_window: float  # seconds an External answer is shared (<= batch_window)
     prometheus: PrometheusOptions
     tls: TLSOptions
     bind_address: str
@@ -383,6 +397,8 @@ def parse_args(argv: list[str] | None = None) -> AdapterOptions:
         max_age=ns.metrics_max_age or default_max_age(ns.metrics_relist_interval),
         cache_ttl=ns.cache_ttl,
         batch_window=ns.batch_window,
+        # an External answer is one kind of shared answer: batching off turns it off too
+        external_batch_window=min(ns.external_batch_window, ns.batch_window),
         prometheus=prometheus,
         tls=tls,
         bind_address=ns.bind_address,

@@ -95,6 +95,7 @@ async def _adapter_app(prom_url: str, setup: dict[str, Any]) -> Any:
         rules=setup["rules"],
         cache_ttl=setup["cache_ttl"],
         batch_window=setup["batch_window"],
+        external_window=setup["external_window"],
         compression=setup["compression"],
     )
     await stack.discover()
@@ -203,6 +204,7 @@ class Adapter:
         cache_ttl: float,
         cert_dir: str,
         batch_window: float = 0.0,
+        external_window: float | None = None,  # seconds (None: the batch window)
         rules: str = RULES,
         objects: dict[tuple[str, str], dict[str, dict[str, str]]] | None = None,
         compression: str = "auto",
@@ -219,6 +221,7 @@ class Adapter:
         setup = {
             "cache_ttl": cache_ttl,
             "batch_window": batch_window,
+            "external_window": external_window,
             "rules": rules,
             "objects": objects,
             "compression": compression,

@@ -10,7 +10,8 @@ Prometheus is fed by remote write. Everything talks to 127.0.0.1 only.
 
 Then the same for N External-metric requests, each Autoscaler asking for its own queue
 (`labelSelector=queue=q<i>`) of one rule that sums by queue: batched, one selector-less query
-per window answers them all.
+per window answers them all, the window being the adapter's `--external-batch-window` (default
+2 s, the most an External answer is shared).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_adapter import Adapter, _session, _timed  # noqa: E402
 
+from adapter.cli import EXTERNAL_BATCH_WINDOW  # noqa: E402
 from bench import record  # noqa: E402
 from sandbox.prometheus import PrometheusServer, remote_write  # noqa: E402
 
@@ -109,6 +111,7 @@ async def run(
     window: float,
     clients: int,
     external: bool = False,
+    external_window: float | None = None,
 ) -> tuple[int, float, float]:
     paths = (_external_paths if external else _paths)(autoscalers)
     apps = _apps(autoscalers)
@@ -117,6 +120,7 @@ async def run(
         cache_ttl=0.0,
         cert_dir=cert_dir,
         batch_window=window,
+        external_window=external_window,
         rules=RULES,
         objects=_objects(apps),
     )
@@ -138,6 +142,7 @@ async def main() -> None:
     parser.add_argument("--autoscalers", type=int, default=1000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--batch-window", type=float, default=5.0)
+    parser.add_argument("--external-batch-window", type=float, default=EXTERNAL_BATCH_WINDOW)
     record.add_json_option(parser)
     args = parser.parse_args()
     results = record.Run.begin(args)
@@ -176,6 +181,8 @@ async def main() -> None:
                         "rule summing by queue (`queue=q<i>`), same clients"
                     )
                 for label, window in (("batched", args.batch_window), ("unbatched", 0.0)):
+                    # as the CLI wires it: an External answer is shared at most the batch window
+                    shared = min(args.external_batch_window, window) if external else window
                     sent, elapsed, cpu = await run(
                         prom,
                         cert_dir,
@@ -183,10 +190,14 @@ async def main() -> None:
                         window=window,
                         clients=args.clients,
                         external=external,
+                        external_window=shared,
                     )
                     per_k = cpu / args.autoscalers * 1000
+                    flags = f"--batch-window {window:g}s" + (
+                        f" --external-batch-window {shared:g}s" if external else ""
+                    )
                     print(
-                        f"  {label:9} (--batch-window {window:g}s): {sent} Prometheus queries "
+                        f"  {label:9} ({flags}): {sent} Prometheus queries "
                         f"(query log), burst {elapsed:.2f} s, adapter CPU {per_k:.2f} s per "
                         f"1,000 requests ({cpu / args.autoscalers * 1000:.2f} ms each)"
                     )

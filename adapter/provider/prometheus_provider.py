@@ -51,11 +51,15 @@ class PrometheusProvider:
         cache: ResultCache[object],
         registry: CollectorRegistry | None = None,
         batch_window: float = 0.0,
+        external_window: float | None = None,
     ) -> None:
         self._backends = backends
-        # seconds a namespace-wide (batched) custom answer or an external answer is shared by
-        # later requests; 0: batching off, each request its own query (identical ones coalesce)
+        # seconds a namespace-wide (batched) custom answer is shared by later requests; 0:
+        # batching off, each request its own query (identical ones coalesce)
         self._batch_window = batch_window
+        # seconds an external answer is shared (None: the batch window); shorter, because an
+        # External metric is what wakes a target at zero, read every --zero-poll-interval
+        self._external_window = batch_window if external_window is None else external_window
         self._discovery = discovery
         self._resolver = resolver
         self._lister = lister
@@ -182,8 +186,8 @@ class PrometheusProvider:
                 ("external", query.backend, query.promql),
                 lambda: self._fetch_external(query),
                 # the same PromQL (metric, selector or, batched, none, and namespace unless
-                # `namespaced: false`) is the same answer: share it for the batch window
-                ttl=self._batch_window or None,
+                # `namespaced: false`) is the same answer: share it for the external window
+                ttl=self._external_window or None,
             ),
         )
         rows = answer.select(selector) if query.batched else answer.rows

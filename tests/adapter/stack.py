@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -111,6 +112,8 @@ async def make_stack(
     timeout: float = 10.0,
     verb: str = "GET",
     batch_window: float = 0.0,
+    external_window: float | None = None,
+    clock: Callable[[], float] = time.monotonic,  # the result cache's
     compression: str = "auto",
     warnings: str = "reject",
 ) -> Stack:
@@ -126,7 +129,7 @@ async def make_stack(
         options=DiscoveryOptions(max_age=3600, timeout=timeout),
         registry=registry,
     )
-    cache: ResultCache[object] = ResultCache(ttl=cache_ttl, registry=registry)
+    cache: ResultCache[object] = ResultCache(ttl=cache_ttl, clock=clock, registry=registry)
     provider = PrometheusProvider(
         backends=SingleBackend(client),
         discovery=discovery,
@@ -135,6 +138,7 @@ async def make_stack(
         cache=cache,
         registry=registry,
         batch_window=batch_window,
+        external_window=external_window,
     )
     return Stack(client, discovery, provider, cache, registry)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -543,3 +544,50 @@ async def test_a_failed_external_batch_is_not_shared(prometheus: PrometheusServe
     assert [q for q in prometheus.queries() if q.startswith("sum(depth")] == [
         'sum(depth{namespace="alpha"}) by (queue, region)'
     ]
+
+
+async def test_an_external_answer_is_shared_for_the_external_window_only(
+    prometheus: PrometheusServer,
+) -> None:
+    """A target asleep at zero wakes on an External answer read every second: with a 30 s batch
+    window and a 2 s external window (the adapter's default), a batched External answer is
+    served for 2 s, then Prometheus is asked again and the risen value read; a Pods answer of
+    the same stack at the same moment is still the shared one (one query per 30 s)."""
+    await remote_write(prometheus.url, _external_data() + _data())
+    now = [1000.0]
+    stack = await make_stack(
+        prometheus.url,
+        lister=_lister(),
+        rules=RULES + EXTERNAL_RULES,
+        batch_window=30.0,
+        external_window=2.0,
+        clock=lambda: now[0],
+    )
+    await stack.discover()
+    pods = [("alpha", "load", "web-1,web-2")]
+
+    async def depth() -> list:
+        return await _external(stack, "depth", "alpha", "queue=q1,region=eu")
+
+    try:
+        before = await depth()
+        await _ask(stack, pods)
+        # the queue rises (q1 in eu of alpha: shards a and b, 0.5 + 1.5 until now)
+        labels = {"namespace": "alpha", "queue": "q1", "region": "eu"}
+        await remote_write(
+            prometheus.url,
+            [({"__name__": "depth", **labels, "shard": s}, [(time.time(), 30.0)]) for s in "ab"],
+        )
+        now[0] += 1.9  # within the external window: the shared answer, no query
+        assert await depth() == before
+        now[0] += 0.2  # past it: asked again, the risen value
+        after = await depth()
+        await _ask(stack, pods)
+    finally:
+        await stack.close()
+    assert before == [("depth", [("queue", "q1"), ("region", "eu")], "2", None)]
+    assert after == [("depth", [("queue", "q1"), ("region", "eu")], "60", None)]
+    assert [q for q in prometheus.queries() if q.startswith("sum(depth")] == [
+        'sum(depth{namespace="alpha"}) by (queue, region)'
+    ] * 2
+    assert _metric_queries(prometheus) == ['sum(load{namespace="alpha",pod!=""}) by (pod)']

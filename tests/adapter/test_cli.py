@@ -148,6 +148,14 @@ def test_help_is_grouped():
         pytest.param([], "batch_window", 5.0, id="batch-window-default"),
         pytest.param(["--batch-window=0"], "batch_window", 0.0, id="batching-off"),
         pytest.param(["--batch-window=1500ms"], "batch_window", 1.5, id="batch-window-go"),
+        pytest.param([], "external_batch_window", 2.0, id="external-window-default"),
+        pytest.param(
+            ["--external-batch-window=500ms"], "external_batch_window", 0.5, id="external-window"
+        ),
+        pytest.param(
+            ["--batch-window=1s"], "external_batch_window", 1.0, id="external-window-capped"
+        ),
+        pytest.param(["--batch-window=0"], "external_batch_window", 0.0, id="external-window-off"),
         pytest.param([], "secure_port", 6443, id="port-default"),
         pytest.param(["--kubeconfig", "/k"], "lister_kubeconfig", "/k", id="kubeconfig-alias"),
         pytest.param(["-v=4"], "verbosity", 4, id="klog-v"),
