@@ -214,3 +214,8 @@ def test_reuse_values_renders_on_the_previous_charts_defaults(
         objects = template(helm, chart, *values)
         for api in (o for o in objects if o["kind"] == "APIService"):
             assert isinstance(api["spec"]["versionPriority"], int), api
+        for d in (o for o in objects if o["kind"] == "Deployment"):
+            for c in d["spec"]["template"]["spec"]["containers"]:
+                # a flag rendered from a value the old release lacks: `--x=` or `<no value>`
+                bad = [a for a in c.get("args", []) if a.endswith("=") or "<no value>" in a]
+                assert bad == [], (d["metadata"]["name"], bad)
