@@ -118,7 +118,19 @@ def test_the_new_chart_renders_the_previous_charts_values_and_keeps_them(
         # helm deletes what the new chart no longer renders; a new object is only added
         assert names(old) <= names(new), (what, names(old) - names(new))
         pinned = any("tag" in (yaml.safe_load(v.read_text()).get("image") or {}) for v in values)
-        assert workloads(new, with_image=pinned) == workloads(old, with_image=pinned), what
+        kept, had = workloads(new, with_image=pinned), workloads(old, with_image=pinned)
+        assert kept.keys() == had.keys(), what
+        for name, before in had.items():
+            after = kept[name]
+            assert after["replicas"] == before["replicas"], (what, name)
+            for c_after, c_before in zip(after["containers"], before["containers"], strict=True):
+                # a flag the new chart adds (a new setting at its default) is no loss; every flag
+                # the values set before is still there with its value
+                missing = set(c_before["args"] or []) - set(c_after["args"] or [])
+                assert missing == set(), (what, name, missing)
+                assert {k: v for k, v in c_after.items() if k != "args"} == {
+                    k: v for k, v in c_before.items() if k != "args"
+                }, (what, name)
         path = tmp_path / f"new-{len(rendered)}.yaml"
         path.write_text(yaml.safe_dump_all(new))
         rendered.append(str(path))
