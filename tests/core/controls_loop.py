@@ -4,7 +4,6 @@ back the status and history and applying each write to the scale, as the control
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
 from autoscaler.core import decide_document
@@ -51,10 +50,8 @@ class Loop:
         created: int | None = None,
         annotations: dict[str, str] | None = None,
         status: dict[str, Any] | None = None,
-        decide: Callable[[dict[str, Any]], dict[str, Any]] = decide_document,
     ) -> None:
         self.spec = spec
-        self.decide = decide  # decide_document, or a variant that adjusts the parsed model
         self.replicas = replicas
         self.now = now
         self.period = period
@@ -97,7 +94,7 @@ class Loop:
 
     def step(self, *values: Any, conflict: str | None = None) -> dict[str, Any]:
         """One pass with these metric values (None: the metric failed), then time moves on."""
-        result = self.decide(self.document(list(values), conflict))
+        result = decide_document(self.document(list(values), conflict))
         self.results.append(result)
         self.status = result["status"]
         self.history = result["history"]

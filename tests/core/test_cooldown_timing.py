@@ -14,13 +14,11 @@ window of 300 s ends at the pass after 300 s); with it, it does not (the pass at
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from autoscaler.core import decide_controlled, parse_document, render_decision
-from autoscaler.core.controls_model import ScaleToZero
 from tests.core.controls_loop import NS, T0, Loop, external
 
 PERIOD = 15
@@ -38,7 +36,6 @@ class Case:
     activation: str | None = None  # the metric's activation threshold (None: no block)
     behavior: dict[str, Any] | None = None
     scale_to_zero: dict[str, Any] = field(default_factory=dict)  # defaults: 300 s, 0 s
-    cooldown: int | None = None  # a cooldownSeconds set on the parsed model (0 included)
     created: int = 0  # creationTimestamp, seconds from t=0
     zero_at: int = -1  # the second the target reaches 0
 
@@ -75,13 +72,23 @@ CASES = [
         id="at-1:cooldown-60s-inside-the-window:zero-at-315",
     ),
     # --- cooldown 0: as soon as nothing is active (and the window allows)
-    pytest.param(Case(1, cooldown=0, zero_at=315), id="cooldown-0:default-window:zero-at-315"),
     pytest.param(
-        Case(1, cooldown=0, behavior=BEHAVIOR_0, zero_at=15),
+        Case(1, scale_to_zero={"cooldownSeconds": 0}, zero_at=315),
+        id="cooldown-0:default-window:zero-at-315",
+    ),
+    pytest.param(
+        Case(1, scale_to_zero={"cooldownSeconds": 0}, behavior=BEHAVIOR_0, zero_at=15),
         id="cooldown-0:window-0:zero-on-the-first-idle-pass-15",
     ),
     pytest.param(
-        Case(1, cooldown=0, idle="3", activation="5", behavior=BEHAVIOR_0, zero_at=15),
+        Case(
+            1,
+            scale_to_zero={"cooldownSeconds": 0},
+            idle="3",
+            activation="5",
+            behavior=BEHAVIOR_0,
+            zero_at=15,
+        ),
         id="cooldown-0:activation,window-0:zero-at-15",
     ),
     # --- initialCooldownSeconds: nothing ever active, created at t=0
@@ -120,31 +127,6 @@ CASES = [
 ]
 
 
-def _with_cooldown(seconds: int) -> Any:
-    """decide_document with `scaleToZero.cooldownSeconds` set on the parsed model, so a value
-    the document's schema may refuse (0) can be tested."""
-
-    def decide(doc: dict[str, Any]) -> dict[str, Any]:
-        step = parse_document(doc)
-        stz = step.controls.scale_to_zero or ScaleToZero()
-        controls = replace(step.controls, scale_to_zero=replace(stz, cooldown_seconds=seconds))
-        decision = decide_controlled(
-            step.spec,
-            step.status,
-            step.scale,
-            step.pods,
-            step.metrics,
-            step.history,
-            now=step.now,
-            options=step.options,
-            controls=controls,
-            state=step.control_status,
-        )
-        return render_decision(decision)
-
-    return decide
-
-
 def _loop(case: Case) -> Loop:
     spec: dict[str, Any] = {
         "minReplicas": 0,
@@ -154,8 +136,7 @@ def _loop(case: Case) -> Loop:
     }
     if case.behavior is not None:
         spec["behavior"] = case.behavior
-    kw: dict[str, Any] = {} if case.cooldown is None else {"decide": _with_cooldown(case.cooldown)}
-    return Loop(spec, replicas=case.replicas, created=T0 + case.created * NS, **kw)
+    return Loop(spec, replicas=case.replicas, created=T0 + case.created * NS)
 
 
 def _run(case: Case) -> list[tuple[int, int]]:
