@@ -93,34 +93,19 @@ def decide_controlled(
     if not controls.present:
         decision = decide(spec, status, scale, pods, metrics, history, now=now, options=options)
         return decision if state == EMPTY_CONTROL_STATUS else _retired(decision, state, now=now)
-    before = _settle(spec, scale, pods, metrics, history, now, options, controls, state, forecasts)
-    decision = decide(
-        before.spec,
-        status,
-        scale,
-        pods,
-        metrics,
-        history,
-        now=now,
-        options=options,
-        outcomes=before.outcomes,
-        shape=before.shape,
-    )
+
+    def settled(with_forecasts: Sequence[Forecast | None] | None) -> tuple[_Before, Decision]:
+        got = _settle(
+            spec, scale, pods, metrics, history, now, options, controls, state, with_forecasts
+        )
+        outcomes, shape = got.outcomes, got.shape
+        args = (got.spec, status, scale, pods, metrics, history)
+        return got, decide(*args, now=now, options=options, outcomes=outcomes, shape=shape)
+
+    before, decision = settled(forecasts)
     if before.predicted is not None and before.predicted.raised:
         # did the forecasts change what is written? decide once more without them to tell
-        plain = _settle(spec, scale, pods, metrics, history, now, options, controls, state, None)
-        reactive = decide(
-            plain.spec,
-            status,
-            scale,
-            pods,
-            metrics,
-            history,
-            now=now,
-            options=options,
-            outcomes=plain.outcomes,
-            shape=plain.shape,
-        )
+        _, reactive = settled(None)
         changed = reactive.desired_replicas != decision.desired_replicas
         report = replace(before.predicted.report, changed=changed)
         before = replace(before, predicted=replace(before.predicted, report=report))
