@@ -286,9 +286,20 @@ async def scale_through_the_image(image, tmp_path, sb, kube, prom, objects, adap
         except AssertionError as e:
             logs = "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in (log_a, log_c))
             raise AssertionError(f"{e}\n{logs}") from e
-        # the controller that acted is the image's: its pass left its events and status
-        events = [e for e in await st.events("worker") if e["reason"] == "SuccessfulRescale"]
-        assert [e["message"].split(";")[0] for e in events] == ["New size: 6", "New size: 2"]
+
+        # the controller that acted is the image's: its pass left its events and status (an
+        # event is recorded after the /scale write it reports, so it may land a moment later)
+        async def rescales() -> list[str]:
+            events = await st.events("worker")
+            return [
+                e["message"].split(";")[0] for e in events if e["reason"] == "SuccessfulRescale"
+            ]
+
+        async def both_recorded() -> bool:
+            return len(await rescales()) >= 2
+
+        await eventually(both_recorded, timeout=10, what="the second rescale's event")
+        assert await rescales() == ["New size: 6", "New size: 2"]
         code, out = await run(*podman(), "top", name_c, "user", "args", check=False)
         assert code == 0, out
         assert "65532" in out, out
