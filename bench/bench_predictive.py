@@ -11,12 +11,13 @@ history: 336h, seasonality: [24h, 168h]}`:
   weekend level), and an unforeseeable spike (x1.5 for 10 minutes) on day 18;
 - `flat`: no cycle: a level that wanders slowly, correlated noise and random bursts.
 
-Each trace is replayed with `simulate` twice, with and without `predictive` (the model sees only
-the points before each pass), and measured over days 14 to 21 (the first two weeks are the
-history the weekly season needs): pod-seconds short of demand (demand above ready replicas x
-target), replica-seconds, scale events. Goals (issue 37): on `seasonal`, prediction cuts the
-pod-seconds short by at least 50% for at most 10% more replica-seconds; on `flat` it is no worse
-than reactive (no more pod-seconds short, at most 10% more replica-seconds).
+Each trace is replayed with `simulate` with and without `predictive` (the model sees only the
+points before each pass; the goals are decided at the default `tolerance`, 0.05, and the replay is
+repeated at tolerances 0 and 0.1 to show the trade), and measured over days 14 to 21 (the first two
+weeks are the history the weekly season needs): pod-seconds short of demand (demand above ready
+replicas x target), replica-seconds, scale events. Goals (issue 37): on `seasonal`, prediction cuts
+the pod-seconds short by at least 50% for at most 10% more replica-seconds; on `flat` it is no
+worse than reactive (no more pod-seconds short, at most 10% more replica-seconds).
 
 With --callgrind (needs valgrind), the decision core's cost in instructions: a pass without
 `predictive` (the control), a pass with it (the decision, and the forecast from the cached fit,
@@ -135,13 +136,25 @@ def spec_and_controls() -> tuple[Spec, Controls]:
     return parse_spec(OBJ["spec"], "spec"), parse_controls({}, OBJ)
 
 
+# spec.predictive.tolerance values replayed besides the default (the goals are decided at the
+# default): what a user trades by narrowing or widening the forecast's band
+SWEEP = {"tolerance_0": 0.0, "tolerance_0_1": 0.1}
+
+
 def replay(values: list[float]) -> dict[str, tuple[RunFigures, float]]:
-    """Each mode's figures over the measured week, and its replay's CPU seconds per pass."""
+    """Each mode's figures over the measured week, and its replay's CPU seconds per pass:
+    `reactive`, `predictive` (the default tolerance), then one per SWEEP value."""
     spec, controls = spec_and_controls()
     timeline = [SimPoint(T0 + i * STEP * NS, (v,)) for i, v in enumerate(values)]
     since = T0 + MEASURED_FROM * 86400 * NS
     out: dict[str, tuple[RunFigures, float]] = {}
-    for name, ctl in (("reactive", replace(controls, predictive=None)), ("predictive", controls)):
+    assert controls.predictive is not None
+    runs = [("reactive", replace(controls, predictive=None)), ("predictive", controls)]
+    runs += [
+        (name, replace(controls, predictive=replace(controls.predictive, tolerance=tolerance)))
+        for name, tolerance in SWEEP.items()
+    ]
+    for name, ctl in runs:
         started = time.process_time()
         steps = simulate(spec, timeline, replicas=2, pod_ready_delay=READY_DELAY, controls=ctl)
         cpu = time.process_time() - started
@@ -152,6 +165,9 @@ def replay(values: list[float]) -> dict[str, tuple[RunFigures, float]]:
 def record_trace(run: record.Run, trace: str, replays: dict[str, tuple[RunFigures, float]]) -> str:
     """The trace's figures and goals in `run`; returns the line printed for it."""
     for mode, (f, cpu) in replays.items():
+        if mode in SWEEP:
+            record_sweep(run, trace, mode, f, replays["reactive"][0])
+            continue
         without = "without" if mode == "reactive" else "with"
         what = f"{trace}, {without} prediction"
         run.figure(
@@ -228,6 +244,47 @@ def record_trace(run: record.Run, trace: str, replays: dict[str, tuple[RunFigure
         f"({cut * 100:+.1f}% cut), replica-s {r.replica_seconds:.0f} -> "
         f"{p.replica_seconds:.0f} ({extra * 100:+.2f}%), "
         f"events {r.scale_events} -> {p.scale_events}"
+    ) + "".join(
+        f"\n{'':9} tolerance {SWEEP[mode]:g}: short {f.short_pod_seconds:9.0f} pod-s "
+        f"({(1 - f.short_pod_seconds / r.short_pod_seconds) * 100:+.1f}% cut), replica-s "
+        f"{(f.replica_seconds / r.replica_seconds - 1) * 100:+.2f}%, events {f.scale_events}"
+        for mode, (f, _) in replays.items()
+        if mode in SWEEP and r.short_pod_seconds
+    )
+
+
+def record_sweep(run: record.Run, trace: str, mode: str, f: RunFigures, r: RunFigures) -> None:
+    """A swept tolerance's replay: its counts, and its cut and extra against the reactive one."""
+    tolerance = SWEEP[mode]
+    what = f"{trace}, with prediction at tolerance {tolerance:g}"
+    run.figure(
+        f"{trace}_{mode}_short",
+        f"{what}: pod-seconds short of demand",
+        round(f.short_pod_seconds, 1),
+        "pod-seconds",
+        kind="count",
+    )
+    run.figure(
+        f"{trace}_{mode}_scale_events",
+        f"{what}: scale events",
+        f.scale_events,
+        "scale writes",
+        kind="count",
+    )
+    cut = 1 - f.short_pod_seconds / r.short_pod_seconds if r.short_pod_seconds else 0.0
+    run.figure(
+        f"{trace}_{mode}_short_cut",
+        f"{what}: pod-seconds short cut (against the reactive replay)",
+        round(cut, 4),
+        "x",
+        kind="ratio",
+    )
+    run.figure(
+        f"{trace}_{mode}_extra_replica_seconds",
+        f"{what}: extra replica-seconds (against the reactive replay)",
+        round(f.replica_seconds / r.replica_seconds - 1, 4),
+        "x",
+        kind="ratio",
     )
 
 

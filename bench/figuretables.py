@@ -198,6 +198,34 @@ def sizing_table(all_results: dict[str, Results]) -> str:
 
 TRACES = ("seasonal", "flat")
 COST = ("reactive", "predictive", "raised", "refit")
+# spec.predictive.tolerance rows: (the value shown, the replay's mode; "predictive" is the default)
+SWEPT = (("0", "tolerance_0"), ("0.05 (default)", "predictive"), ("0.1", "tolerance_0_1"))
+
+
+def _tolerance_sweep(r: Results, keys: set[str]) -> list[str]:
+    """The trade of spec.predictive.tolerance: cut, extra replica-seconds and scale events per
+    trace (the default's row is the replay the goals are decided on)."""
+    head = " | ".join(f"`{t}`: cut, extra, scale events" for t in TRACES)
+    out = [f"| `tolerance` | {head} |", "|---|" + "---|" * len(TRACES)]
+    out.append(
+        "| without prediction | "
+        + " | ".join(f"-, -, {shown(r.value(f'{t}_reactive_scale_events'), '')}" for t in TRACES)
+        + " |"
+    )
+    for shown_as, mode in SWEPT:
+        cells = []
+        for t in TRACES:
+            cut, extra = (
+                (f"{t}_short_cut", f"{t}_extra_replica_seconds")
+                if mode == "predictive"
+                else (f"{t}_{mode}_short_cut", f"{t}_{mode}_extra_replica_seconds")
+            )
+            if cut not in keys:  # a results file from before the sweep
+                return []
+            events = shown(r.value(f"{t}_{mode}_scale_events"), "")
+            cells.append(f"{quoted(r, cut)}, {quoted(r, extra)}, {events}")
+        out.append(f"| {shown_as} | " + " | ".join(cells) + " |")
+    return out
 
 
 def predictive(all_results: dict[str, Results]) -> str:
@@ -219,6 +247,7 @@ def predictive(all_results: dict[str, Results]) -> str:
             f"{pair(t, 'replica_seconds')} | {quoted(r, f'{t}_extra_replica_seconds')} | "
             f"{pair(t, 'scale_events')} |"
         )
+    out += ["", *_tolerance_sweep(r, keys)]
     out += ["", "| goal (issue 37) | verdict |", "|---|---|"]
     for g in r.doc["goals"]:
         verdict = {True: "met", False: "**not met**", None: "undecided"}[g["met"]]

@@ -794,6 +794,18 @@ SPEC_SCHEMA: Final[dict[str, Any]] = {
                     "type": "array",
                     "x-kubernetes-list-type": "set",
                 },
+                "tolerance": {
+                    "anyOf": [
+                        {
+                            "type": "integer",
+                        },
+                        {
+                            "type": "string",
+                        },
+                    ],
+                    "pattern": "^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+                    "x-kubernetes-int-or-string": True,
+                },
             },
             "type": "object",
         },

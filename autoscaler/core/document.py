@@ -59,8 +59,7 @@ from autoscaler.core.model import (
 )
 from autoscaler.core.numeric import MAX_INT32
 from autoscaler.core.predictive_document import parse_forecasts
-from autoscaler.core.tolerances import as_approximate_float64
-from common.quantity import QuantityError, parse_quantity
+from autoscaler.core.tolerances import parse_tolerance
 
 I32 = MAX_INT32  # the API's int32 fields: nothing larger can be an HPA, a Scale or a history
 
@@ -307,9 +306,7 @@ def _rules(obj: Any, defaults: ScalingRules, path: str) -> ScalingRules:
         )
     tolerance = None
     if obj.get("tolerance") is not None:
-        tolerance = _tolerance(obj["tolerance"], f"{path}.tolerance")
-        if tolerance < 0:
-            raise DocumentError(f"{path}.tolerance", "must not be negative")
+        tolerance = parse_tolerance(obj["tolerance"], f"{path}.tolerance")
     return ScalingRules(
         stabilization_window_seconds=defaults.stabilization_window_seconds
         if window is None
@@ -430,12 +427,3 @@ def _events(obj: Mapping[str, Any], key: str, path: str) -> tuple[ScaleEvent, ..
             )
         )
     return tuple(out)
-
-
-def _tolerance(value: Any, path: str) -> float:
-    """A behavior tolerance Quantity, as the controller's AsApproximateFloat64 sees it."""
-    text = value if isinstance(value, str) else repr(value)
-    try:
-        return as_approximate_float64(parse_quantity(text))
-    except QuantityError as e:
-        raise DocumentError(path, str(e)) from e

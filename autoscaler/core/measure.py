@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from autoscaler.core.calculators import Context, MetricFailure, Proposal, propose
 from autoscaler.core.model import ControllerOptions, MetricInput, Pod, Scale, Spec
-from autoscaler.core.tolerances import tolerances_for
+from autoscaler.core.tolerances import Tolerances, tolerances_for
 from common.selectors import SelectorError, parse_selector
 
 __all__ = ["Outcome", "measure", "selector_problem"]
@@ -27,13 +27,15 @@ def measure(
     *,
     now: int,
     options: ControllerOptions,
+    tolerances: Tolerances | None = None,
 ) -> tuple[Outcome, ...]:
-    """One outcome per spec metric, in order (the scale's selector is not checked here)."""
+    """One outcome per spec metric, in order (the scale's selector is not checked here);
+    `tolerances` replaces the spec's and the controller's (a forecast's proposal has its own)."""
     ctx = Context(
         pods,
         now,
         options,
-        tolerances_for(spec, options),
+        tolerances_for(spec, options) if tolerances is None else tolerances,
         scale.spec_replicas,
         scale.status_replicas,
     )

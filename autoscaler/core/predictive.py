@@ -1,12 +1,13 @@
 """Predictive scaling in the decision (docs/predictive.md "The decision").
 
-For each forecastable metric (Object, External, and Pods, whose target is always an
-AverageValue) with a Ready forecast, the forecast value gives a proposal computed exactly like
-the reactive one (the same calculator, with the forecast in place of the measured value), and
-the metric proposes the higher of the two. So a forecast never scales in below the reactive
-rule. An Object/External metric whose forecast is above its activation threshold counts as
-active (it may wake a target at 0 or keep it at 1); a forecast below it never does. In
-ForecastOnly mode the proposals are computed and reported, and nothing else changes.
+For each forecastable metric (Object, External, and Pods, whose target is always an AverageValue)
+with a Ready forecast, the forecast value gives a proposal computed like the reactive one (the same
+calculator, with the forecast in place of the measured value and spec.predictive.tolerance in place
+of the measured value's tolerance), and the metric proposes the higher of the two. So a forecast
+never scales in below the reactive rule. An Object/External metric whose forecast is above its
+activation threshold counts as active (it may wake a target at 0 or keep it at 1); a forecast below
+it never does. In ForecastOnly mode the proposals are computed and reported, and nothing else
+changes.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from autoscaler.core.model import (
 )
 from autoscaler.core.predictive_model import SCALE, MetricForecast, PredictiveReport, PredictiveSpec
 from autoscaler.core.proposal import Proposal, format_milli
+from autoscaler.core.tolerances import Tolerances
 
 __all__ = ["PREDICTIVE", "Predicted", "forecastable", "predict", "predictive_condition"]
 
@@ -106,7 +108,17 @@ def predict(
             )
             continue
         value = math.ceil(given.value * 1000)
-        proposal = _proposal(spec, m, scale, pods, metrics[i], value, now=now, options=options)
+        proposal = _proposal(
+            spec,
+            m,
+            scale,
+            pods,
+            metrics[i],
+            value,
+            now=now,
+            options=options,
+            tolerance=settings.tolerance,
+        )
         lines.append(
             MetricForecast(
                 i,
@@ -154,13 +166,21 @@ def _proposal(
     *,
     now: int,
     options: ControllerOptions,
+    tolerance: float,
 ) -> int | None:
-    """The replicas the metric's own calculator proposes with the forecast as its value."""
+    """The replicas the metric's own calculator proposes with the forecast as its value, with
+    the forecast's tolerance (spec.predictive.tolerance) in place of the measured value's."""
     forecast_data = _with_value(m, data, value)
     if forecast_data is None:
         return None
     (outcome,) = measure(
-        replace(spec, metrics=(m,)), scale, pods, (forecast_data,), now=now, options=options
+        replace(spec, metrics=(m,)),
+        scale,
+        pods,
+        (forecast_data,),
+        now=now,
+        options=options,
+        tolerances=Tolerances(scale_down=tolerance, scale_up=tolerance),
     )
     return outcome.replicas if isinstance(outcome, Proposal) else None
 

@@ -17,6 +17,7 @@ from autoscaler.core.predictive_model import (
     PredictiveSpec,
 )
 from autoscaler.core.proposal import format_milli
+from autoscaler.core.tolerances import parse_tolerance
 
 __all__ = ["parse_forecasts", "parse_predictive", "render_predictive"]
 
@@ -61,7 +62,10 @@ def parse_predictive(spec: Mapping[str, Any], path: str) -> PredictiveSpec | Non
         isinstance(m, dict) and m.get("type") in FORECASTABLE_TYPES for m in metrics
     ):
         raise DocumentError(ppath, "needs at least one metric of type Object, External or Pods")
-    return PredictiveSpec(mode, horizon, history, seasons)
+    tolerance = d.tolerance
+    if obj.get("tolerance") is not None:
+        tolerance = parse_tolerance(obj["tolerance"], f"{ppath}.tolerance")
+    return PredictiveSpec(mode, horizon, history, seasons, tolerance)
 
 
 def _duration(

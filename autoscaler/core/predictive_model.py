@@ -30,6 +30,9 @@ class PredictiveSpec:
     horizon: int = 5 * 60 * 1_000_000_000  # at least the pods' start-up time
     history: int = 14 * 24 * HOUR  # two weekly seasons
     seasonality: tuple[int, ...] = (24 * HOUR, 168 * HOUR)  # a day and a week
+    # the band the forecast's proposal ignores (both directions), as the tolerance does for
+    # the measured value: narrower by default, a forecast being far less noisy than one sample
+    tolerance: float = 0.05
 
 
 @dataclass(frozen=True, slots=True)

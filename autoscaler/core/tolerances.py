@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
+from typing import Any
 
+from autoscaler.core.fields import DocumentError
 from autoscaler.core.model import ControllerOptions, Spec
+from common.quantity import QuantityError, parse_quantity
 
-__all__ = ["Tolerances", "as_approximate_float64", "tolerances_for"]
+__all__ = ["Tolerances", "as_approximate_float64", "parse_tolerance", "tolerances_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,19 @@ def tolerances_for(spec: Spec, options: ControllerOptions) -> Tolerances:
         if behavior.scale_up.tolerance is not None:
             up = behavior.scale_up.tolerance
     return Tolerances(scale_down=down, scale_up=up)
+
+
+def parse_tolerance(value: Any, path: str) -> float:
+    """A tolerance Quantity as the controller's AsApproximateFloat64 sees it; DocumentError
+    naming `path` when it does not parse or is negative."""
+    text = value if isinstance(value, str) else repr(value)
+    try:
+        tolerance = as_approximate_float64(parse_quantity(text))
+    except QuantityError as e:
+        raise DocumentError(path, str(e)) from e
+    if tolerance < 0:
+        raise DocumentError(path, "must not be negative")
+    return tolerance
 
 
 def as_approximate_float64(exact: Decimal) -> float:

@@ -26,6 +26,8 @@ ACCEPTED = [
     pytest.param(pred(), id="all-defaults"),
     pytest.param(pred(horizon="90s", seasonality=["1h"], history="25h30m"), id="hourly-minimal"),
     pytest.param(pred(horizon="24h", seasonality=["168h"], history="840h"), id="the-maxima"),
+    pytest.param(pred(tolerance=0), id="tolerance-zero-as-an-integer"),
+    pytest.param(pred(tolerance="150m"), id="tolerance-as-a-milli-quantity"),
 ]
 
 REJECTED = [
@@ -44,6 +46,8 @@ REJECTED = [
         id="season-not-longer-than-horizon",
     ),
     pytest.param(pred(metrics=[cpu()]), "at least one metric of type Object", id="cpu-only"),
+    pytest.param(pred(tolerance="-0.1"), "tolerance", id="negative-tolerance"),
+    pytest.param(pred(tolerance="5%"), "tolerance", id="tolerance-not-a-quantity"),
 ]
 
 
@@ -71,4 +75,5 @@ def test_defaults() -> None:
         "horizon": "5m",
         "history": "336h",
         "seasonality": ["24h", "168h"],
+        "tolerance": "0.05",
     }

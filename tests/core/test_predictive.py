@@ -162,8 +162,50 @@ EXT = external_metric(average=10_000)  # AverageValue 10 per replica
             id="object-value-target-ratio-times-ready-pods",
         ),
         pytest.param(
-            Case(EXT, 5, "50000", fc(54), 5, ("True", "ForecastBelowReactive")),
-            id="forecast-within-tolerance-proposes-current",
+            Case(EXT, 5, "50000", fc(52), 5, ("True", "ForecastBelowReactive")),
+            id="forecast-within-its-tolerance-proposes-current",
+        ),
+        pytest.param(
+            Case(EXT, 5, "50000", fc(54), 6, ("True", "ForecastApplied"), changed=True),
+            id="forecast-beyond-its-default-tolerance-but-within-upstreams",
+        ),
+        pytest.param(
+            Case(
+                EXT,
+                5,
+                "50000",
+                fc(54),
+                5,
+                ("True", "ForecastBelowReactive"),
+                extra={"predictive": {"mode": "Scale", "horizon": "5m", "tolerance": "0.1"}},
+            ),
+            id="forecast-within-a-wider-tolerance-set-in-the-spec",
+        ),
+        pytest.param(
+            Case(
+                EXT,
+                5,
+                "50000",
+                fc(50.1),
+                6,
+                ("True", "ForecastApplied"),
+                changed=True,
+                extra={"predictive": {"mode": "Scale", "horizon": "5m", "tolerance": 0}},
+            ),
+            id="tolerance-zero-any-forecast-above-capacity-scales",
+        ),
+        pytest.param(
+            Case(
+                EXT,
+                5,
+                "56000",
+                fc(56),
+                6,
+                ("True", "ForecastApplied"),
+                changed=True,
+                extra={"behavior": {"scaleUp": {"tolerance": "0.2"}}},
+            ),
+            id="measured-value-keeps-the-behavior-tolerance-forecast-its-own",
         ),
     ],
 )
@@ -330,6 +372,21 @@ def test_removing_predictive_drops_the_condition() -> None:
             "needs at least one metric of type Object, External or Pods",
             id="cpu-only",
         ),
+        pytest.param(
+            {"tolerance": "-0.1"},
+            EXT,
+            ".tolerance",
+            "must not be negative",
+            id="negative-tolerance",
+        ),
+        pytest.param(
+            {"tolerance": "5%"},
+            EXT,
+            ".tolerance",
+            "invalid quantity '5%': expected a number with an optional suffix such as 500m, 2, "
+            "1.5k, 128Mi or 1e3",
+            id="tolerance-not-a-quantity",
+        ),
         pytest.param("Scale", EXT, "", "must be an object", id="not-an-object"),
     ],
 )
@@ -346,12 +403,22 @@ def test_defaults() -> None:
     controls = parse_controls({}, autoscaler(EXT, None, predictive={}))
     p = controls.predictive
     assert p is not None
-    assert (p.mode, p.horizon, p.history, p.seasonality) == (
+    assert (p.mode, p.horizon, p.history, p.seasonality, p.tolerance) == (
         "ForecastOnly",
         300 * NS,
         336 * 3600 * NS,
         (24 * 3600 * NS, 168 * 3600 * NS),
+        0.05,
     )
+
+
+def test_the_crds_default_tolerance_is_the_cores() -> None:
+    # the API server stores the CRD's default ("0.05"); decide without the field must agree
+    explicit = parse_controls({}, autoscaler(EXT, None, predictive={"tolerance": "0.05"}))
+    implicit = parse_controls({}, autoscaler(EXT, None, predictive={}))
+    assert explicit.predictive is not None
+    assert implicit.predictive is not None
+    assert explicit.predictive.tolerance == implicit.predictive.tolerance
 
 
 def document(forecasts: Any) -> dict[str, Any]:
