@@ -60,7 +60,8 @@ class RulesPlanner:
             return None
         # a batched query is the same for every object set: one memo entry per namespace
         batched = batch and bool(namespace) and batch_obstacle(source.rule) is None
-        objects = None if batched else (name_regex, tuple(names))
+        # the objects: all (batched), a regex (a Pods history) or the names (a tuple)
+        objects = None if batched else name_regex if name_regex is not None else tuple(names)
         key = (resource, metric, namespace, objects, metric_selector)
         cached = self._queries.get(key)
         if cached is not None:
