@@ -105,7 +105,7 @@ async def serving(options: AdapterOptions, engine: RulesEngine) -> AsyncIterator
             registry=registry,
             response_ttl=options.cache_ttl,
             resource_provider=resources,
-            history=RangeHistory(backends=backends, discovery=discovery),
+            history=RangeHistory(backends=backends, discovery=discovery, pods=objects),
         )
         # oversized input is refused with a Status before authentication or routing runs
         app.middlewares.insert(0, limits_middleware())

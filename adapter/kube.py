@@ -2,7 +2,7 @@
 
 - `KubeObjects`: object names by label selector (the provider's `ObjectLister`), from one
   watch-backed cache per resource actually requested (LIST, then WATCH from its
-  resourceVersion, relist on 410 Gone), keeping only namespace, name and labels; and a
+  resourceVersion, relist on 410 Gone) into an `adapter.objectstore.ObjectStore`; and a
   `ResourceResolver` over the cluster's discovery, refreshed every minute and, on a miss, at
   most every 10 s, so a CRD installed after start-up resolves.
 - `KubeAuth` (`adapter.kubeauth`): TokenReview and SubjectAccessReview creation, and
@@ -18,9 +18,8 @@ import asyncio
 import contextlib
 import json
 import logging
-import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import aiohttp
@@ -29,20 +28,20 @@ from kubernetes_asyncio import config as kconfig
 
 from adapter.errors import BadRequest, KubeUnavailable
 from adapter.kubewatch import REQUEST_TIMEOUT, Gone, list_and_watch
+from adapter.objectstore import ObjectStore
+from adapter.rules.podnames import PodLineage
 from adapter.rules.resources import (
     STATIC_RESOLVER,
     GroupResource,
     ResourceInfo,
     StaticResolver,
 )
-from common.labelindex import LabelIndex
 from common.selectors import Selector
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 SYNC_WAIT = 5.0  # seconds a first request waits for a new cache to sync before a 503
-NAMES_MEMO = 4096  # remembered selector answers per namespace and resource
 DISCOVERY_PERIOD = 60.0  # seconds between discovery refreshes
 DISCOVERY_MISS_PERIOD = 10.0  # at most one refresh per this many seconds on unknown names
 _METADATA_ACCEPT = (
@@ -131,93 +130,6 @@ class KubeClient:
         return decoded
 
 
-def _labels(obj: Mapping[str, Any]) -> tuple[str, str, dict[str, str]]:
-    meta = obj.get("metadata") or {}
-    labels = {sys.intern(k): sys.intern(v) for k, v in (meta.get("labels") or {}).items()}
-    return sys.intern(meta.get("namespace") or ""), meta.get("name") or "", labels
-
-
-class ObjectStore:
-    """namespace -> name -> labels of one resource, with a label index and the answers to the
-    selectors asked (an HPA asks the same question every sync). Fed by `_ObjectCache`'s
-    list-watch; on its own in benchmarks."""
-
-    def __init__(self) -> None:
-        self._objects: dict[str, dict[str, dict[str, str]]] = {}
-        self._index: dict[str, LabelIndex[str]] = {}  # namespace -> its names by label
-        # namespace (None: all) -> selector -> matching names: dropped for a namespace when an
-        # object in it comes, goes or changes labels
-        self._names: dict[str | None, dict[Selector, list[str]]] = {}
-
-    def replace(self, items: Iterable[Mapping[str, Any]]) -> None:
-        """Everything, from a list (a relist drops what it does not have)."""
-        fresh: dict[str, dict[str, dict[str, str]]] = {}
-        index: dict[str, LabelIndex[str]] = {}
-        for item in items:
-            namespace, name, labels = _labels(item)
-            fresh.setdefault(namespace, {})[name] = labels
-            index.setdefault(namespace, LabelIndex()).put(name, labels)
-        self._objects, self._index = fresh, index
-        self._names.clear()
-
-    def apply(self, kind: str, obj: Mapping[str, Any]) -> None:
-        """One watch event (ADDED, MODIFIED or DELETED)."""
-        namespace, name, labels = _labels(obj)
-        if kind == "DELETED":
-            if self._objects.get(namespace, {}).pop(name, None) is not None:
-                self._forget(namespace)
-            self._index.get(namespace, LabelIndex()).drop(name)
-        elif self._objects.get(namespace, {}).get(name) != labels:
-            # a new object, or new labels: answers in its namespace may change. Most events
-            # (status, annotations, owners) keep the labels, and the answers with them.
-            self._objects.setdefault(namespace, {})[name] = labels
-            self._index.setdefault(namespace, LabelIndex()).put(name, labels)
-            self._forget(namespace)
-
-    def _forget(self, namespace: str) -> None:
-        self._names.pop(namespace, None)
-        self._names.pop(None, None)  # all namespaces
-
-    def names(self, namespace: str | None, selector: Selector) -> list[str]:
-        """Matching names, sorted; the same list object while nothing in `namespace` changes
-        its labels: callers must not modify it."""
-        memo = self._names.get(namespace)
-        if memo is None:
-            memo = self._names[namespace] = {}
-        found = memo.get(selector)
-        if found is None:
-            if len(memo) >= NAMES_MEMO:
-                memo.clear()  # bounded: a namespace with more distinct selectors starts over
-            found = memo[selector] = sorted(
-                name for _, name, _ in self.objects(namespace, selector)
-            )
-        return found
-
-    def objects(
-        self, namespace: str | None, selector: Selector
-    ) -> list[tuple[str, str, Mapping[str, str]]]:
-        """(namespace, name, labels) matching `selector`, by namespace then name."""
-        spaces = [namespace] if namespace else sorted(self._objects)
-        return [
-            (space, name, labels)
-            for space in spaces
-            for name, labels in self._candidates(space, selector)
-            if selector.matches(labels)
-        ]
-
-    def _candidates(self, space: str, selector: Selector) -> list[tuple[str, dict[str, str]]]:
-        """(name, labels), by name, that may match: from the label index, else all of them."""
-        objects = self._objects.get(space, {})
-        index = self._index.get(space)
-        keys = index.candidates(selector) if index is not None else None
-        if keys is None:
-            return sorted(objects.items())
-        return [(name, objects[name]) for name in sorted(keys) if name in objects]
-
-    def size(self) -> int:
-        return sum(len(objects) for objects in self._objects.values())
-
-
 class _ObjectCache:
     """One resource's `ObjectStore`, kept current by a list-watch task."""
 
@@ -282,6 +194,14 @@ class KubeObjects:
         return self._bounded(
             info, cache.store.objects(namespace if info.namespaced else None, selector)
         )
+
+    async def lineage(
+        self, info: ResourceInfo, *, namespace: str, selector: Selector
+    ) -> list[PodLineage]:
+        """The matching objects of a namespaced resource (pods), each with where its name came
+        from: generateName, controller and pod-template-hash (`adapter.rules.podnames`)."""
+        cache = await self._synced(info)
+        return self._bounded(info, cache.store.lineage(namespace, selector))
 
     async def _synced(self, info: ResourceInfo) -> _ObjectCache:
         cache = self._caches.get(info.group_resource)

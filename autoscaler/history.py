@@ -1,10 +1,11 @@
 """The history `spec.predictive` forecasts from, cached per metric (docs/predictive.md "Where the
 history comes from").
 
-Each External and Object metric's one-minute history is read from the adapter's
+Each External, Object and Pods metric's one-minute history is read from the adapter's
 history.promscaler.dev group and kept here, keyed by (namespace, metric source, predictive
-settings), so Autoscalers sharing a metric share one history. A pass never waits for a read:
-`forecasts` answers from what is held and, when a refresh is due, starts it in the background.
+settings, and for a Pods metric the target's pod selector), so Autoscalers sharing a metric
+share one history. A pass never waits for a read: `forecasts` answers from what is held and,
+when a refresh is due, starts it in the background.
 A refresh reads only the minutes since the last one (plus a few: the latest steps of a rate move
 as samples arrive), at most every REFRESH per metric; a failed one keeps the last good history
 and is counted. The model is refitted (the season chosen and judged) at most every REFIT, in a
@@ -50,10 +51,17 @@ class HistoryReader(Protocol):
     """Where histories come from (`autoscaler.kube.cluster.KubeCluster.read_history`)."""
 
     async def read_history(
-        self, namespace: str, metric: Mapping[str, Any], *, start: int, end: int
+        self,
+        namespace: str,
+        metric: Mapping[str, Any],
+        *,
+        start: int,
+        end: int,
+        pod_selector: str = "",
     ) -> tuple[int, list[float | None]]:
         """(unix seconds of the first value, one value a minute, None: no sample) over
-        [start, end]; raises ClusterError."""
+        [start, end]; a Pods metric's is the sum over the pods of the workload
+        `pod_selector` selects; raises ClusterError."""
         ...
 
 
@@ -62,6 +70,7 @@ class _Track:
     """One metric's history and model."""
 
     settings: PredictiveSpec
+    pod_selector: str = ""  # a Pods metric's: the target's selector its history is read for
     start: int | None = None  # unix seconds of values[0]
     values: list[float] = field(default_factory=list)  # NaN: no sample
     attempted: float | None = None  # unix seconds the last refresh started
@@ -103,9 +112,12 @@ class HistoryCache:
         self._swept = 0.0  # unix seconds of the last sweep of idle histories
         self.reads = 0  # history reads started; tests and the e2e read it
 
-    def forecasts(self, namespace: str, spec: Mapping[str, Any], now: datetime) -> list[Any] | None:
+    def forecasts(
+        self, namespace: str, spec: Mapping[str, Any], now: datetime, *, pod_selector: str = ""
+    ) -> list[Any] | None:
         """The decide document's `forecasts` (one entry per spec metric), None when the spec
-        has no valid `predictive` (the core then reports it). Never waits for a read."""
+        has no valid `predictive` (the core then reports it). `pod_selector`: the target's
+        /scale selector, whose pods a Pods metric's history sums. Never waits for a read."""
         try:
             settings = parse_predictive(spec, "spec")
         except DocumentError:
@@ -120,9 +132,11 @@ class HistoryCache:
             kind = metric.get("type")
             if kind in ("External", "Object"):
                 out.append(self._one(namespace, metric, settings, at))
-            elif kind == "Pods":
-                message = "history is read for External and Object metrics, not yet for Pods"
+            elif kind == "Pods" and not pod_selector:  # never every pod of the namespace
+                message = "the target's /scale has no selector: no pods to read history for"
                 out.append({"verdict": NO_HISTORY, "message": message})
+            elif kind == "Pods":
+                out.append(self._one(namespace, metric, settings, at, pod_selector))
             else:
                 out.append(None)
         return out
@@ -150,16 +164,23 @@ class HistoryCache:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def _one(
-        self, namespace: str, metric: Mapping[str, Any], settings: PredictiveSpec, at: float
+        self,
+        namespace: str,
+        metric: Mapping[str, Any],
+        settings: PredictiveSpec,
+        at: float,
+        pod_selector: str = "",
     ) -> JSON | None:
         # what names the history: the metric source (with its selector, and for an Object
-        # metric the described object), not the target
-        source = metric.get("external") or metric.get("object") or {}
+        # metric the described object), not the target; for a Pods metric the target's pods,
+        # so a changed selector starts a history of its own, read afresh
+        source = metric.get("external") or metric.get("object") or metric.get("pods") or {}
         what = {k: v for k, v in source.items() if k != "target"}
-        key = (namespace, orjson.dumps(what, option=orjson.OPT_SORT_KEYS), settings)
+        # ("" but for a Pods metric, which never comes here without a selector)
+        key = (namespace, orjson.dumps(what, option=orjson.OPT_SORT_KEYS), settings, pod_selector)
         track = self._tracks.get(key)
         if track is None:
-            track = self._tracks[key] = _Track(settings)
+            track = self._tracks[key] = _Track(settings, pod_selector)
         track.used = at
         due = track.attempted is None or at - track.attempted >= self._refresh
         if due and track.task is None:
@@ -181,7 +202,7 @@ class HistoryCache:
                 try:
                     async with asyncio.timeout(self._timeout):
                         first, values = await self._reader.read_history(
-                            namespace, metric, start=begin, end=end
+                            namespace, metric, start=begin, end=end, pod_selector=track.pod_selector
                         )
                 except (ClusterError, TimeoutError) as e:
                     why = str(e) if isinstance(e, ClusterError) else "the read timed out"

@@ -110,7 +110,8 @@ class Reconciler:
         # a follower's decisions are not written: it reads no history (a new leader's first
         # passes say NoHistory until its first reads land, seconds later)
         if write and self._history is not None and spec.get("predictive") is not None:
-            forecasts = self._history.forecasts(ns, spec, now)  # never waits for a read
+            # never waits for a read; a Pods metric's history is its target's pods'
+            forecasts = self._history.forecasts(ns, spec, now, pod_selector=scale.selector)
             if forecasts is not None:
                 doc["forecasts"] = forecasts
         conflict = self._conflict(obj)

@@ -14,6 +14,7 @@ import contextlib
 import json
 import shutil
 import ssl
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from adapter.auth.limits import LimitedAppRunner, Limits, limits_middleware
 from adapter.auth.options import AuthOptions, build_guard, client_cas_provider
 from adapter.kube import KubeClient, KubeObjects
 from adapter.kubeauth import KubeAuth
+from adapter.provider.engine import SingleBackend
+from adapter.provider.history import RangeHistory
 from adapter.server.app import build_app
 from adapter.server.tls import ServingTLS, TLSOptions
 from sandbox import Sandbox
@@ -180,7 +183,14 @@ async def stack(sandbox_factory, prometheus, tmp_path) -> AsyncIterator[Stack]:
         tls = ServingTLS(
             TLSOptions(cert_dir=str(tmp_path / "serving")), client_cas=client_cas_provider(guard)
         )
-        app = build_app(provider_stack.provider, guard=guard, registry=provider_stack.registry)
+        history = RangeHistory(
+            backends=SingleBackend(provider_stack.client),
+            discovery=provider_stack.discovery,
+            pods=objects,
+        )
+        app = build_app(
+            provider_stack.provider, guard=guard, registry=provider_stack.registry, history=history
+        )
         app.middlewares.insert(0, limits_middleware(Limits()))
         runner = LimitedAppRunner(app, access_log=None)
         await runner.setup()
@@ -250,6 +260,22 @@ async def test_the_adapter_asks_the_cluster_when_called_directly(stack):
     assert 'User "eve" cannot get resource "pods/gauge_value"' in json.loads(body)["message"]
     status, body = await direct(stack, PODS, token="not-a-token")
     assert status == 401, body
+
+
+async def test_a_pods_history_is_authorized_as_pods_in_the_history_group(stack):
+    end = int(time.time()) + 60  # a step after the samples (written two seconds ago)
+    path = (
+        "/apis/history.promscaler.dev/v1alpha1/namespaces/default/pods/*/gauge_value"
+        f"?labelSelector=app%3Dweb&start={end - 600}&end={end}"
+    )
+    status, body = await direct(stack, path, token=HPA_TOKEN)
+    assert status == 200, body
+    assert 3.5 in json.loads(body)["values"]  # web-1 and web-2 (bare pods: their own names)
+    status, body = await direct(stack, path, token=EVE_TOKEN)
+    assert status == 403, body
+    message = json.loads(body)["message"]
+    assert 'User "eve" cannot get resource "pods/gauge_value"' in message
+    assert '"history.promscaler.dev"' in message
 
 
 async def test_spoofed_identity_headers_are_not_trusted(stack):

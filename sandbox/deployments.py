@@ -18,9 +18,14 @@ _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's SafeEncodeString alphabe
 
 
 def template_hash(template: Any) -> str:
+    """A pod-template-hash of upstream's shape (`controller.ComputeHash`): a 32-bit hash of the
+    template, in decimal, each digit mapped by `rand.SafeEncodeString` (1 to 10 characters of
+    `[bcdf4-9]`). Not upstream's value (an FNV-32a of Go's printed struct), its form: what
+    reads pod names (a Pods metric's history) sees the names a cluster gives."""
     # key order must not matter: `rollout undo` writes an old template back in another order
     digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).digest()
-    return "".join(_ALPHABET[b % len(_ALPHABET)] for b in digest[:10])
+    number = int.from_bytes(digest[:4], "big")
+    return "".join(_ALPHABET[ord(d) % len(_ALPHABET)] for d in str(number))
 
 
 def revision(rs: Obj) -> int:

@@ -104,7 +104,8 @@ class Api:
                         )
                     ],
                 )
-            meta["name"] = meta["generateName"] + random_suffix()
+            # names.SimpleNameGenerator: the base cut to 63 - 5 characters, then 5 random ones
+            meta["name"] = meta["generateName"][:58] + random_suffix()
         if rt.namespaced and self.store.get(NAMESPACES, "", meta["namespace"]) is None:
             raise errors.not_found("namespaces", "", meta["namespace"])
         if self.store.get(rt.key, meta.get("namespace", ""), meta["name"]) is not None:

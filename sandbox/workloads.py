@@ -18,7 +18,7 @@ from typing import Any
 from common.kubetime import format_time
 from sandbox import deployments, errors, kubelet, nodes
 from sandbox import replicaset_ranking as ranking
-from sandbox.operations import Api, random_suffix
+from sandbox.operations import Api
 from sandbox.resources import Registry, ResourceType
 from sandbox.store import Change, Obj
 
@@ -201,7 +201,7 @@ class Workloads:
             if (w.get("spec") or {}).get("serviceName"):
                 spec.setdefault("subdomain", w["spec"]["serviceName"])
         else:
-            name = f"{wname}-{random_suffix()}"
+            name = ""  # the API server names it from generateName, as the pod controllers ask
         meta: Obj = {
             "name": name,
             "labels": labels,
@@ -216,6 +216,9 @@ class Workloads:
                 }
             ],
         }
+        if not name:  # controller_utils getPodsPrefix: "<controller>-"
+            del meta["name"]
+            meta["generateName"] = f"{wname}-"
         if tmeta.get("annotations"):
             meta["annotations"] = dict(tmeta["annotations"])
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}

@@ -46,6 +46,7 @@ class EmptyPlanner:
         names: Sequence[str],
         metric_selector: Selector,
         batch: bool = False,
+        name_regex: str | None = None,
     ) -> PreparedQuery | None:
         return None
 

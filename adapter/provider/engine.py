@@ -110,10 +110,13 @@ class QueryPlanner(Protocol):
         names: Sequence[str],
         metric_selector: Selector,
         batch: bool = False,
+        name_regex: str | None = None,
     ) -> PreparedQuery | None:
         """The query for `metric` of objects `names` (not empty) of `resource`; None when that
         metric was not discovered for the resource. `batch`: one namespace-wide query for any
         `names` when the rule allows it (`adapter.rules.batching`; marked `batched`).
+        `name_regex` (never batched): the objects whose names match it, in place of `names`
+        (`adapter.rules.queries.build_custom_query`).
         Raises adapter.errors.BadRequest for a selector that cannot be translated."""
         ...
 

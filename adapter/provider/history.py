@@ -5,7 +5,9 @@ structure), run as Prometheus range queries.
 
 The answer is a grid: one value every `step` seconds from `start`, the sum of the series at that
 instant (what the HPA sums from an external metric's items; an object's series are those whose
-resource label names it), None where no series had a finite sample. Prometheus refuses more
+resource label names it; a Pods metric's are those of the pods of the workloads the selector's
+pods belong to, past pods included, `adapter.rules.podnames`), None where no series had a
+finite sample. Prometheus refuses more
 than 11,000 points per series, so a long range is read in chunks of at most CHUNK steps, one
 after the other.
 """
@@ -13,12 +15,15 @@ after the other.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from adapter.errors import BadRequest, MetricNotFound
 from adapter.provider.discovery import Discovery
 from adapter.provider.engine import Backends, PreparedQuery
+from adapter.provider.seams import PodLineages
+from adapter.rules.podnames import pod_name_pattern
 from adapter.rules.resources import ResourceInfo
 from common.selectors import Selector
 
@@ -41,11 +46,16 @@ class History:
 
 
 class RangeHistory:
-    """Range reads of the external and custom metrics the discovered rules serve."""
+    """Range reads of the external and custom metrics the discovered rules serve. `pods`
+    gives the pods a selector matches and where their names came from (without it, a Pods
+    metric's history is a 404)."""
 
-    def __init__(self, *, backends: Backends, discovery: Discovery) -> None:
+    def __init__(
+        self, *, backends: Backends, discovery: Discovery, pods: PodLineages | None = None
+    ) -> None:
         self._backends = backends
         self._discovery = discovery
+        self._pods = pods
 
     async def external_history(
         self, metric: str, *, namespace: str, selector: Selector, start: int, end: int, step: int
@@ -86,6 +96,53 @@ class RangeHistory:
             return label is None or labels.get(label) == name
 
         return await self._grid(query, metric, start, end, step, named)
+
+    async def pods_history(
+        self,
+        resource: ResourceInfo,
+        metric: str,
+        *,
+        namespace: str,
+        selector: Selector,
+        metric_selector: Selector,
+        start: int,
+        end: int,
+        step: int,
+    ) -> History:
+        """The grid of a Pods metric: at each step, the sum over the pods then alive of the
+        workloads whose pods `selector` matches now (their earlier pods included: the regex of
+        `adapter.rules.podnames`). No pod matching now: every value None, and no query. Raises
+        KubeUnavailable (503) when the pods cannot be listed, BadRequest when they are too
+        many."""
+        check_range(start=start, end=end, step=step)
+        planner = self._discovery.planner
+        if self._pods is None or not any(
+            m.group_resource == resource.group_resource and m.metric == metric
+            for m in planner.custom
+        ):
+            raise MetricNotFound.for_resource(metric, str(resource.group_resource))
+        pods = await self._pods.lineage(resource, namespace=namespace, selector=selector)
+        pattern = pod_name_pattern(pods)
+        first = start - start % step
+        if pattern is None:
+            return History(metric, first, step, [None] * ((end - first) // step + 1))
+        query = planner.custom_query(
+            resource,
+            metric,
+            namespace=namespace,
+            names=(),
+            metric_selector=metric_selector,
+            name_regex=pattern,
+        )
+        if query is None:
+            raise MetricNotFound.for_resource(metric, str(resource.group_resource))
+        label, names = query.resource_label, re.compile(f"(?:{pattern})")
+
+        def ours(labels: Mapping[str, str]) -> bool:
+            # the query matched them already unless the regex was too long for it
+            return label is None or names.fullmatch(labels.get(label, "")) is not None
+
+        return await self._grid(query, metric, start, end, step, ours)
 
     async def _grid(
         self,

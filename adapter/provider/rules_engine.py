@@ -53,13 +53,16 @@ class RulesPlanner:
         names: Sequence[str],
         metric_selector: Selector,
         batch: bool = False,
+        name_regex: str | None = None,
     ) -> PreparedQuery | None:
         source = self._index.find_custom(resource.group_resource, metric)
         if source is None:
             return None
         # a batched query is the same for every object set: one memo entry per namespace
         batched = batch and bool(namespace) and batch_obstacle(source.rule) is None
-        key = (resource, metric, namespace, None if batched else tuple(names), metric_selector)
+        # the objects: all (batched), a regex (a Pods history) or the names (a tuple)
+        objects = None if batched else name_regex if name_regex is not None else tuple(names)
+        key = (resource, metric, namespace, objects, metric_selector)
         cached = self._queries.get(key)
         if cached is not None:
             return cached
@@ -71,6 +74,7 @@ class RulesPlanner:
             metric_selector=metric_selector,
             resolver=self._resolver,
             whole_namespace=batched,
+            name_regex=name_regex,
         )
         prepared = PreparedQuery(
             query.promql,

@@ -15,6 +15,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import NamedTuple, Protocol, overload
 
+from adapter.rules.podnames import PodLineage
 from adapter.rules.resources import GroupResource, ResourceInfo
 from common.selectors import Selector
 
@@ -258,4 +259,17 @@ class ObjectLister(Protocol):
         match `selector`, from a watch-backed cache started on the first request for that
         resource. Raises adapter.errors.KubeUnavailable when the API cannot be reached and the
         cache has never synced."""
+        ...
+
+
+class PodLineages(Protocol):
+    """Pods by label selector with where their names came from (`adapter.kube.KubeObjects`)."""
+
+    async def lineage(
+        self, info: ResourceInfo, *, namespace: str, selector: Selector
+    ) -> list[PodLineage]:
+        """The objects of `info` (pods) in `namespace` whose labels match `selector`, each with
+        its generateName, controller and pod-template-hash label, from the same watch-backed
+        cache as `ObjectLister.names`. Raises KubeUnavailable like it, BadRequest when more
+        objects match than a request may cover."""
         ...

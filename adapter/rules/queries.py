@@ -100,6 +100,7 @@ def build_custom_query(
     resolver: ResourceResolver,
     max_names_bytes: int = MAX_NAMES_BYTES,
     whole_namespace: bool = False,
+    name_regex: str | None = None,
 ) -> CustomQuery:
     """The PromQL for `source`'s metric of objects `names` of `resource` in `namespace`.
 
@@ -108,9 +109,12 @@ def build_custom_query(
     PromQL cannot express, RuleQueryError when the rule cannot render. `whole_namespace`
     (batching): match every object of the namespace (`label!=""`) whatever `names` are, so
     requests with different object sets share one query; `names_filter` is then None and the
-    caller keeps the objects it asked for.
+    caller keeps the objects it asked for. `name_regex` (a Pods metric's history): match the
+    objects whose name matches this regex instead of `names`; it must be built from escaped
+    parts (`adapter.rules.podnames`); beyond `max_names_bytes` the matcher becomes `label!=""`
+    and the caller keeps the objects the regex matches.
     """
-    if not names:
+    if not names and name_regex is None:
         raise ValueError("build_custom_query needs at least one object name")
     labels = ResourceLabels(source.rule.resources, resolver)
     matchers, values = _selector_parts(metric_selector)
@@ -126,7 +130,11 @@ def build_custom_query(
     unique = sorted(set(names))
     union = regex_union(unique)
     names_filter = None
-    if whole_namespace and namespace:
+    if name_regex is not None and len(name_regex.encode()) <= max_names_bytes:
+        matchers.append(Matcher(resource_label, "=~", name_regex))
+        union = name_regex
+    elif name_regex is not None or (whole_namespace and namespace):
+        # a regex too long (its caller keeps what it matches), or batching: the namespace
         matchers.append(Matcher(resource_label, "!=", ""))
         union = ".+"
     elif len(unique) == 1:

@@ -157,7 +157,8 @@ def build_app(
     /metrics exposes (pass the one the provider and client registered on). `response_ttl`
     (seconds, 0 = off) keeps rendered metric answers for identical requests (`--cache-ttl`).
     `resource_provider` serves metrics.k8s.io while its rules are set. `history` serves
-    history.promscaler.dev (range reads of external metrics); without it that group is a 404."""
+    history.promscaler.dev (range reads of external, object and pods metrics); without it that
+    group is a 404."""
     registry = registry if registry is not None else CollectorRegistry()
     metrics = RequestMetrics(registry)
     app = web.Application(middlewares=[_middleware(metrics, guard)])

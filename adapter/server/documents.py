@@ -36,7 +36,7 @@ CUSTOM_GROUP = "custom.metrics.k8s.io"
 EXTERNAL_GROUP = "external.metrics.k8s.io"
 CUSTOM_VERSIONS = ("v1beta2", "v1beta1")  # preferred first, as custom-metrics-apiserver does
 EXTERNAL_VERSIONS = ("v1beta1",)
-HISTORY_GROUP = "history.promscaler.dev"  # read-only range reads of external metrics
+HISTORY_GROUP = "history.promscaler.dev"  # read-only range reads of the rules' metrics
 HISTORY_VERSIONS = ("v1alpha1",)
 GROUPS = {
     CUSTOM_GROUP: CUSTOM_VERSIONS,

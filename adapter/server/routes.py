@@ -15,6 +15,7 @@ from aiohttp import web
 from adapter.errors import BadRequest, MethodNotAllowed, MetricNotFound, NotFound
 from adapter.provider.history import RangeHistory
 from adapter.provider.seams import MetricsProvider
+from adapter.rules.resources import GroupResource
 from adapter.server import documents as docs
 from adapter.server.encoding import dumps
 from adapter.server.responses import ResponseCache
@@ -24,6 +25,7 @@ PROVIDER: web.AppKey[MetricsProvider] = web.AppKey("provider", MetricsProvider)
 RESPONSES = web.AppKey("responses", ResponseCache)
 HISTORY = web.AppKey("history", RangeHistory)  # set when the history group is served
 ROUTE = web.RequestKey("route", str)  # the route name used in metrics and logs
+PODS = GroupResource("", "pods")
 
 
 # Selectors are immutable and an HPA sends the same one every sync: parse each text once (a
@@ -146,11 +148,14 @@ async def _history(
         external, custom = provider.list_external_metrics(), provider.list_custom_metrics()
         return json_response(docs.history_resource_list(external, custom))
     # namespaces/{ns}/{metric}: an external metric; namespaces/{ns}/{resource}/{name}/{metric}:
-    # one namespaced object's custom metric (an HPA Object metric); nothing else
+    # one namespaced object's custom metric (an HPA Object metric); namespaces/{ns}/pods/*/
+    # {metric} with a labelSelector: the pods' (an HPA Pods metric); nothing else
     if len(segments) not in (3, 5) or segments[0] != "namespaces" or not all(segments):
         raise NotFound.no_route()
     request[ROUTE] = "history"
     _get_only(request)
+    wildcard = len(segments) == 5 and segments[3] == "*"
+    pod_selector = _selector(request, "labelSelector", on_metric=False) if wildcard else None
     param = "labelSelector" if len(segments) == 3 else "metricLabelSelector"
     selector = _selector(request, param, on_metric=True)
     _refuse_watch(request, docs.HISTORY_GROUP)
@@ -165,19 +170,33 @@ async def _history(
         return json_response(docs.history(answer))
     resource_name, name = segments[2], segments[3]
     resource = provider.resolve_resource(resource_name)
-    if resource is None or not resource.namespaced or name == "*":
+    if resource is None or not resource.namespaced:
         raise MetricNotFound.for_resource(metric, resource_name)
+    if pod_selector is not None and resource.group_resource != PODS:
+        raise MetricNotFound.for_resource(metric, resource_name)  # no HPA metric is of those
     try:
-        answer = await history.object_history(
-            resource,
-            metric,
-            namespace=namespace,
-            name=name,
-            metric_selector=selector,
-            start=start,
-            end=end,
-            step=step,
-        )
+        if pod_selector is not None:
+            answer = await history.pods_history(
+                resource,
+                metric,
+                namespace=namespace,
+                selector=pod_selector,
+                metric_selector=selector,
+                start=start,
+                end=end,
+                step=step,
+            )
+        else:
+            answer = await history.object_history(
+                resource,
+                metric,
+                namespace=namespace,
+                name=name,
+                metric_selector=selector,
+                start=start,
+                end=end,
+                step=step,
+            )
     except MetricNotFound as err:
         raise err.as_requested(resource_name) from err
     return json_response(docs.history(answer))

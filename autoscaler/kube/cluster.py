@@ -183,14 +183,21 @@ class KubeCluster:
         return failure("UnknownKind", f"unknown metric source type {kind!r}")
 
     async def read_history(
-        self, namespace: str, metric: Mapping[str, Any], *, start: int, end: int
+        self,
+        namespace: str,
+        metric: Mapping[str, Any],
+        *,
+        start: int,
+        end: int,
+        pod_selector: str = "",
     ) -> tuple[int, list[float | None]]:
-        """An External or Object metric's history from the adapter's history.promscaler.dev
-        group: (unix seconds of the first value, one value a minute; None: no sample).
+        """A metric's history from the adapter's history.promscaler.dev group: (unix seconds
+        of the first value, one value a minute; None: no sample). A Pods metric's is the sum
+        over the pods of the workload `pod_selector` (the target's /scale selector) selects.
         ClusterError when the read fails (the adapter answered a Status, or could not be
         reached)."""
         try:
-            path, query = await self._history_path(namespace, metric)
+            path, query = await self._history_path(namespace, metric, pod_selector)
             query += [("start", str(start)), ("end", str(end)), ("step", "60")]
             # a range read of weeks takes the adapter several Prometheus calls: more than a
             # metric read's time (the history cache bounds it too)
@@ -208,14 +215,21 @@ class KubeCluster:
         return first, [v if isinstance(v, int | float) else None for v in values]
 
     async def _history_path(
-        self, ns: str, metric: Mapping[str, Any]
+        self, ns: str, metric: Mapping[str, Any], pod_selector: str
     ) -> tuple[str, list[tuple[str, str]]]:
-        """The history path of an External or Object metric: the one its value is read from,
-        in the history group."""
+        """The history path of a metric: the one its value is read from, in the history
+        group."""
         if metric.get("type") == "External":
             source = metric.get("external") or {}
             name, query = _metric_query(source.get("metric") or {}, "labelSelector")
             return f"{HISTORY}/namespaces/{_seg(ns)}/{_seg(name)}", query
+        if metric.get("type") == "Pods":
+            if not pod_selector:  # never every pod of the namespace
+                raise ClusterError("InvalidSelector", "the target's /scale has no selector")
+            source = metric.get("pods") or {}
+            name, query = _metric_query(source.get("metric") or {}, "metricLabelSelector")
+            query.insert(0, ("labelSelector", pod_selector))  # as the metric is read
+            return f"{HISTORY}/namespaces/{_seg(ns)}/pods/*/{_seg(name)}", query
         source = metric.get("object") or {}
         described = source.get("describedObject") or {}
         api_version, kind = str(described.get("apiVersion") or "v1"), str(described.get("kind", ""))

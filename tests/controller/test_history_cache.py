@@ -33,12 +33,14 @@ class Reader:
     error: ClusterError | None = None
     hang: bool = False
     calls: list[tuple[str, str, int, int]] = field(default_factory=list)
+    selectors: list[str] = field(default_factory=list)  # the pod selector of each read
 
     async def read_history(
-        self, namespace: str, metric: Any, *, start: int, end: int
+        self, namespace: str, metric: Any, *, start: int, end: int, pod_selector: str = ""
     ) -> tuple[int, list[float | None]]:
-        source = metric.get("external") or metric.get("object")
+        source = metric.get("external") or metric.get("object") or metric.get("pods")
         self.calls.append((namespace, source["metric"]["name"], start, end))
+        self.selectors.append(pod_selector)
         if self.hang:
             await asyncio.Event().wait()
         if self.error is not None:
@@ -51,7 +53,7 @@ class BrokenReader(Reader):
     """A reader failing in a way nobody planned for (a bug, an answer of the wrong shape)."""
 
     async def read_history(
-        self, namespace: str, metric: Any, *, start: int, end: int
+        self, namespace: str, metric: Any, *, start: int, end: int, pod_selector: str = ""
     ) -> tuple[int, list[float | None]]:
         raise AttributeError("'list' object has no attribute 'get'")
 
@@ -204,7 +206,7 @@ async def test_without_predictive_nothing_is_read() -> None:
     assert "predictive" not in patch
 
 
-async def test_object_metrics_are_read_and_pods_metrics_say_why_not() -> None:
+async def test_object_and_pods_metrics_are_read() -> None:
     reader = Reader()
     cache = HistoryCache(reader)
     obj = spec(PREDICTIVE)
@@ -226,18 +228,21 @@ async def test_object_metrics_are_read_and_pods_metrics_say_why_not() -> None:
             },
         },
     ]
-    out = cache.forecasts("default", obj["spec"], NOW)
-    assert out is not None
-    assert out[:2] == [None, None]  # External and Object: their first reads have just started
-    assert out[2] == {
-        "verdict": "NoHistory",
-        "message": "history is read for External and Object metrics, not yet for Pods",
-    }
+    out = cache.forecasts("default", obj["spec"], NOW, pod_selector="app=web")
+    assert out == [None, None, None]  # their first reads have just started
     await cache.settled()
-    assert sorted(name for _, name, _, _ in reader.calls) == ["queue", "rps"]
+    # the Object and the Pods metric share a name, not a history
+    assert sorted(name for _, name, _, _ in reader.calls) == ["queue", "rps", "rps"]
+    assert sorted(reader.selectors) == ["", "", "app=web"]
     again = cache.forecasts("default", obj["spec"], NOW + timedelta(seconds=15))
     assert again is not None
     assert [e["verdict"] for e in again[:2]] == ["Ready", "Ready"]
+    # without the target's selector there are no pods to read for (never all the namespace's)
+    assert again[2] == {
+        "verdict": "NoHistory",
+        "message": "the target's /scale has no selector: no pods to read history for",
+    }
+    assert len(reader.calls) == 3
     await cache.close()
 
 

@@ -329,3 +329,26 @@ async def test_an_object_metrics_history_path_names_the_object():
     (_, got_path, query) = kube.calls[-1]
     assert got_path == path
     assert query[0] == ("metricLabelSelector", "code=200")
+
+
+async def test_a_pods_metrics_history_is_read_for_the_targets_pods():
+    path = "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/pods/*/rps"
+    kube = FakeKube({path: {"start": 0, "step": 60, "values": [7.0]}})
+    metric = {"type": "Pods", "pods": {"metric": {"name": "rps", "selector": SEL}}}
+    cluster = KubeCluster(kube)  # type: ignore[arg-type]
+    got = await cluster.read_history("ns", metric, start=0, end=0, pod_selector="app=web")
+    assert got == (0, [7.0])
+    ((method, got_path, query),) = kube.calls
+    assert (method, got_path) == ("GET", path)
+    # the pods as the metric's value is read: the target's selector, then the metric's
+    assert query == [
+        ("labelSelector", "app=web"),
+        ("metricLabelSelector", "env in (dev,prod),queue=jobs"),
+        ("start", "0"),
+        ("end", "0"),
+        ("step", "60"),
+    ]
+    with pytest.raises(ClusterError) as e:  # never every pod of the namespace
+        await cluster.read_history("ns", metric, start=0, end=0, pod_selector="")
+    assert e.value.reason == "InvalidSelector"
+    assert len(kube.calls) == 1

@@ -158,6 +158,36 @@ async def test_deployment_pods_follow_replicas_and_become_ready(kube_client):
     await eventually(one_left)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("web", id="short-name"),
+        pytest.param("w" * 55, id="generate-name-cut-at-58"),
+    ],
+)
+async def test_deployment_pods_are_named_as_a_cluster_names_them(kube_client, name):
+    """generateName `<replicaset>-`, cut to 58 characters, plus 5 of rand.String's alphabet;
+    the ReplicaSet is `<deployment>-<pod-template-hash>`, the hash of ComputeHash's shape."""
+    import re
+
+    apps, core = client.AppsV1Api(kube_client), client.CoreV1Api(kube_client)
+    await apps.create_namespaced_deployment("default", workload("Deployment", name, 2))
+
+    async def two():
+        pods = (await core.list_namespaced_pod("default", label_selector=f"app={name}")).items
+        assert len(pods) == 2
+        return pods
+
+    for pod in await eventually(two):
+        h = pod.metadata.labels["pod-template-hash"]
+        assert re.fullmatch("[bcdf4-9]{1,10}", h), h  # SafeEncodeString of a uint32
+        (owner,) = pod.metadata.owner_references
+        assert (owner.kind, owner.name, owner.controller) == ("ReplicaSet", f"{name}-{h}", True)
+        assert pod.metadata.generate_name == f"{name}-{h}-"
+        base = pod.metadata.generate_name[:58]
+        assert re.fullmatch(re.escape(base) + "[bcdfghjklmnpqrstvwxz2456789]{5}", pod.metadata.name)
+
+
 async def test_pods_become_ready_only_after_the_delay(sandbox_factory):
     from tests.support.sandbox import api_client_for
 
@@ -189,6 +219,8 @@ async def test_statefulset_pods_have_ordinal_names_and_scale_down_from_the_top(k
         return got
 
     assert await eventually(lambda: names(3)) == ["db-0", "db-1", "db-2"]
+    pod = await core.read_namespaced_pod("db-0", "default")
+    assert pod.metadata.generate_name is None  # named by the controller itself
     await apps.patch_namespaced_stateful_set_scale("db", "default", {"spec": {"replicas": 1}})
     assert await eventually(lambda: names(1)) == ["db-0"]
 

@@ -54,6 +54,12 @@ POLICY = parse_policy(
                 "apiGroups": METRIC_GROUPS,
                 "resources": ["*"],
             },
+            {  # as the chart grants the controller: the history spec.predictive reads
+                "users": ["hpa"],
+                "verbs": ["get", "list"],
+                "apiGroups": ["history.promscaler.dev"],
+                "resources": ["*"],
+            },
         ],
     }
 )

@@ -149,6 +149,22 @@ CASES = [
     ),
     pytest.param(
         "GET",
+        "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/pods/*/rps",
+        {"labelSelector": "app=web", "start": "0", "end": "60"},
+        res(
+            "get",
+            "/apis/history.promscaler.dev/v1alpha1/namespaces/ns/pods/*/rps",
+            group="history.promscaler.dev",
+            version="v1alpha1",
+            ns="ns",
+            resource="pods",
+            sub="rps",
+            name="*",
+        ),
+        id="pods-history-is-get-of-pods-star",
+    ),
+    pytest.param(
+        "GET",
         f"{EM}/namespaces/ns/queue_depth",
         {"watch": "true"},
         res(
