@@ -28,6 +28,7 @@ SANDBOX_ONLY = {
     "e2e/test_adapter_auth.py::test_the_adapter_asks_the_cluster_when_called_directly",
     "e2e/test_adapter_auth.py::test_spoofed_identity_headers_are_not_trusted",
     "e2e/test_adapter_auth.py::test_rotating_the_request_header_ca_needs_no_restart",
+    "e2e/test_adapter_auth.py::test_a_pods_history_is_authorized_as_pods_in_the_history_group",
     "e2e/test_autoscaler_resilience.py::test_prometheus_outage_holds_replicas_and_scaling_resumes",
     "e2e/test_autoscaler_scaling.py::test_cpu_utilization_from_the_resource_metrics_api",
     "e2e/test_demo.py::test_demo_short_form_follows_the_load",
@@ -37,6 +38,7 @@ SANDBOX_ONLY = {
     "e2e/test_image.py::test_an_autoscaler_scales_through_the_images_adapter",
     "e2e/test_keda_cooldown.py::test_a_converted_cooldown_period_of_30s_reaches_zero_30s_after_the_last_activity",
     "e2e/test_predictive_scaling.py::test_the_forecast_scales_up_before_the_hourly_peak",
+    "e2e/test_predictive_scaling.py::test_a_pods_metric_is_forecast_from_the_deployments_earlier_pods",
 }
 ON_A_REAL_CLUSTER_TOO = {
     "e2e/test_native_hpa.py::test_pods_metric_scales_a_deployment_up_and_down",
