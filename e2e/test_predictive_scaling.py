@@ -70,10 +70,7 @@ async def test_the_forecast_scales_up_before_the_hourly_peak(stack) -> None:
     await stack.autoscaler("pred", spec)
     async with stack.controller():
         # reactive: 10 / 10 is one pod; the forecast of the peak (100) asks for ten
-        await eventually(
-            lambda: _replicas_at(stack, "pred", 10), timeout=60, what="scaled ahead of the peak"
-        )
-        obj = await stack.get_autoscaler("pred")
+        obj = await _scaled_ahead(stack, "pred")
         text = await describe(stack, "pred")
     predictive = obj["status"]["predictive"]
     (line,) = predictive["metrics"]
@@ -138,10 +135,7 @@ async def test_a_pods_metric_is_forecast_from_the_deployments_earlier_pods(stack
     await stack.autoscaler("ppred", spec)
     async with stack.controller():
         # reactive: the one pod's 10 against 10 a pod; the forecast of the demand (100) asks ten
-        await eventually(
-            lambda: _replicas_at(stack, "ppred", 10), timeout=60, what="scaled ahead of the peak"
-        )
-        obj = await stack.get_autoscaler("ppred")
+        obj = await _scaled_ahead(stack, "ppred")
     predictive = obj["status"]["predictive"]
     (line,) = predictive["metrics"]
     assert (line["verdict"], line["forecast"], line["seasonSeconds"]) == ("Ready", "100", 3600)
@@ -164,5 +158,16 @@ async def describe(stack, name: str) -> str:
     return out.stdout
 
 
-async def _replicas_at(stack, name: str, want: int) -> bool:
-    return await stack.replicas(name) == want
+async def _scaled_ahead(stack, name: str) -> dict[str, Any]:
+    """The Autoscaler once its target is at 10 replicas and its status says why. The /scale
+    write comes before the pass's status patch, so the replicas alone may show a status of the
+    pass before (no history read yet)."""
+
+    async def done() -> dict[str, Any] | None:
+        if await stack.replicas(name) != 10:
+            return None
+        obj = await stack.get_autoscaler(name)
+        forecast = obj.get("status", {}).get("predictive", {}).get("forecastReplicas")
+        return obj if forecast == 10 else None
+
+    return await eventually(done, timeout=60, what="scaled ahead of the peak, and said so")
