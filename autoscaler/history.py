@@ -7,18 +7,32 @@ settings, and for a Pods metric the target's pod selector), so Autoscalers shari
 share one history. A pass never waits for a read: `forecasts` answers from what is held and,
 when a refresh is due, starts it in the background.
 A refresh reads only the minutes since the last one (plus a few: the latest steps of a rate move
-as samples arrive), at most every REFRESH per metric; a failed one keeps the last good history
-and is counted. The model is refitted (the season chosen and judged) at most every REFIT, in a
-thread, since a refit of two weeks costs seconds of CPU; a pass only computes the forecast, once
+as samples arrive), once per REFRESH per metric; a failed one keeps the last good history and
+is counted. The model is refitted (the season chosen and judged) once per REFIT, in one worker
+thread, since a refit costs far more than a forecast; a pass only computes the forecast, once
 per minute.
+
+Spread: each history reads and refits at its own phase of REFRESH and REFIT (from a hash of its
+key), not at the phase of the pass that first asked for it. After a restart every history is
+first asked for within one pass period; without the phase, every later read and refit would come
+in the same few seconds of each period: a burst of range queries every 5 minutes and a queue of
+refits every 30. The first read and fit of a history are never delayed. One worker thread does
+every refit: a refit is pure Python under the GIL, so more threads add no throughput and take
+more of the event loop's time.
+
+Memory: a history is an `array('d')`, 8 bytes a minute (a list of floats takes about 32).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
+import zlib
+from array import array
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -72,7 +86,9 @@ class _Track:
     settings: PredictiveSpec
     pod_selector: str = ""  # a Pods metric's: the target's selector its history is read for
     start: int | None = None  # unix seconds of values[0]
-    values: list[float] = field(default_factory=list)  # NaN: no sample
+    values: array[float] = field(default_factory=lambda: array("d"))  # NaN: no sample
+    read_phase: float = 0.0  # in [0, 1): where in each REFRESH this history's read falls
+    refit_phase: float = 0.0  # in [0, 1): where in each REFIT its refit falls (at the next read)
     attempted: float | None = None  # unix seconds the last refresh started
     used: float = 0.0  # unix seconds a pass last asked for it
     error: str = ""  # why the last refresh failed ("" when it succeeded)
@@ -109,6 +125,7 @@ class HistoryCache:
         self._gate = asyncio.Semaphore(parallel)
         self._on_refresh = on_refresh
         self._tracks: dict[tuple[Any, ...], _Track] = {}
+        self._worker: ThreadPoolExecutor | None = None  # the refits' one thread, made when needed
         self._swept = 0.0  # unix seconds of the last sweep of idle histories
         self.reads = 0  # history reads started; tests and the e2e read it
 
@@ -162,6 +179,9 @@ class HistoryCache:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker = None
 
     def _one(
         self,
@@ -180,9 +200,17 @@ class HistoryCache:
         key = (namespace, orjson.dumps(what, option=orjson.OPT_SORT_KEYS), settings, pod_selector)
         track = self._tracks.get(key)
         if track is None:
-            track = self._tracks[key] = _Track(settings, pod_selector)
+            # two independent phases: with one, a refit (made at the first read past its
+            # phase) would fall in the same few minutes of every REFIT for all histories
+            turn = zlib.crc32(repr(key).encode())
+            track = self._tracks[key] = _Track(
+                settings,
+                pod_selector,
+                read_phase=(turn & 0xFFFF) / 2**16,
+                refit_phase=(turn >> 16) / 2**16,
+            )
         track.used = at
-        due = track.attempted is None or at - track.attempted >= self._refresh
+        due = _due(track.attempted, at, self._refresh, track.read_phase)
         if due and track.task is None:
             track.attempted = at
             track.task = asyncio.create_task(self._update(track, namespace, metric, at))
@@ -213,11 +241,14 @@ class HistoryCache:
             track.error = ""
             self._on_refresh("success")
             _merge(track, first, values, keep=s.history // NS)
-            if track.fitted is None or at - track.fitted >= self._refit:
+            if _due(track.fitted, at, self._refit, track.refit_phase):
                 series = _series(track)
-                track.model = await asyncio.to_thread(
+                if self._worker is None:
+                    self._worker = ThreadPoolExecutor(1, thread_name_prefix="promscaler-refit")
+                job = functools.partial(
                     fit, series, now=int(at * NS), horizon=s.horizon, seasonality=s.seasonality
                 )
+                track.model = await asyncio.get_running_loop().run_in_executor(self._worker, job)
                 track.fitted = at
                 track.last = None
         except Exception as e:  # a background task's boundary: said and counted, never lost
@@ -228,9 +259,18 @@ class HistoryCache:
             track.task = None
 
 
+def _due(last: float | None, at: float, period: float, phase: float) -> bool:
+    """Whether a read or refit last started at `last` (None: never) is due at `at`: once in
+    each `period`, the periods starting at `phase` x period past a multiple of it."""
+    if last is None:
+        return True
+    shift = phase * period
+    return (at - shift) // period > (last - shift) // period
+
+
 def _merge(track: _Track, first: int, values: Sequence[float | None], *, keep: int) -> None:
     """Put the read minutes in place (overwriting the overlap), then keep the last `keep` s."""
-    new = [math.nan if v is None else float(v) for v in values]
+    new = array("d", [math.nan if v is None else float(v) for v in values])
     if track.start is None or first < track.start or first > track.end():
         track.start, track.values = first, new  # nothing held, or a gap: start again
     else:

@@ -111,14 +111,24 @@ async def test_the_forecast_raises_the_replicas_ahead_of_the_load() -> None:
 
 
 def test_reads_are_made_at_most_every_refresh_and_only_for_new_minutes() -> None:
-    async def go() -> Reader:
+    async def go() -> tuple[Reader, float]:
         reader = Reader()
         times = [NOW + timedelta(seconds=15 * i) for i in range(41)]  # ten minutes
-        await run(reader, PREDICTIVE, times=times)
-        return reader
+        _, _, _, cache = await run(reader, PREDICTIVE, times=times)
+        (track,) = cache._tracks.values()
+        return reader, track.read_phase
 
-    reader = asyncio.run(go())
-    assert [c[3] - int(NOW.timestamp()) // 60 * 60 for c in reader.calls] == [0, 300, 600]
+    reader, phase = asyncio.run(go())
+    ends = [c[3] - int(NOW.timestamp()) // 60 * 60 for c in reader.calls]
+    # the first read at once; then one in each 5 minutes, at this history's own phase of them
+    assert len(ends) == 3
+    assert ends[0] == 0
+    assert 0 < ends[1] <= 300
+    assert ends[2] - ends[1] == 300
+    # it starts on the first pass (every 15 s) at or past the phase point; a read ends at the
+    # start of its minute, so that end lies within 60 s before to 15 s after the phase point
+    turn = (int(NOW.timestamp()) + ends[1] - phase * REFRESH) % REFRESH
+    assert turn < 15 or turn > REFRESH - 60, turn
     # the second read starts five minutes before the end of what was held (the overlap)
     assert reader.calls[1][2] == reader.calls[0][3] + 60 - 300
     assert REFRESH == 300
