@@ -265,3 +265,48 @@ def predictive(all_results: dict[str, Results]) -> str:
         "[benchmarks.md](benchmarks.md#bench_predictive).",
     ]
     return "\n".join(out) + "\n"
+
+
+# ---- docs/predictive.md's region: bench_predictive_scale, with bench_predictive's refit cost --
+
+
+def predictive_scale(all_results: dict[str, Results]) -> str:
+    r = all_results["bench_predictive_scale"]
+
+    def v(key: str) -> str:
+        return shown(r.value(key), "")
+
+    out = [
+        "| the history cache, 10,000 histories first asked for in the same minute | counted |",
+        "|---|---|",
+        f"| range queries per history per 5 minutes, after the first read | "
+        f"{quoted(r, 'reads_per_history_per_refresh')} |",
+        f"| refits per history per 30 minutes, after the first fit | "
+        f"{quoted(r, 'refits_per_history_per_refit')} |",
+        f"| reads in the busiest minute after the first (fair share 2,000); every history at one "
+        f"phase | {v('busiest_minute_reads')}; {v('busiest_minute_reads_same_phase')} |",
+        f"| refits in the busiest minute after the first (fair share 333); every history at one "
+        f"phase | {v('busiest_minute_refits')}; {v('busiest_minute_refits_same_phase')} |",
+        f"| reads and fits in the first minute (a restart) | {v('first_minute_reads')}; "
+        f"{v('first_minute_fits')} |",
+        f"| bytes held per 14-day history, with its model; as a list of floats | "
+        f"{v('bytes_per_history')}; {v('bytes_per_history_as_list')} |",
+    ]
+    cost = all_results.get("bench_predictive")
+    keys = {f["key"] for f in cost.doc["figures"]} if cost is not None else set()
+    for key, what in (
+        ("instructions_refit-incremental", "incremental refits"),
+        ("instructions_refit", "full refits"),
+    ):
+        if cost is not None and key in keys:
+            per_second = 10_000 * cost.value(key) / 1800
+            out.append(
+                f"| {what} of 10,000 histories, one each 30 minutes (from bench_predictive's "
+                f"count) | {per_second / 1e6:,.0f} M instructions a second |"
+            )
+    out += [
+        "",
+        f"`{r.doc['command']}`, commit {r.doc['commit']}; every figure with its kind: "
+        "[benchmarks.md](benchmarks.md#bench_predictive_scale).",
+    ]
+    return "\n".join(out) + "\n"

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import record
-from bench.figuretables import headline, measured, predictive, sizing_table
+from bench.figuretables import headline, measured, predictive, predictive_scale, sizing_table
 from bench.resultsfiles import Results, load_all, quoted
 
 ROOT = record.ROOT
@@ -98,6 +98,7 @@ RENDERERS: dict[str | None, Callable[[dict[str, Results]], str]] = {
     "measured": measured,
     "sizing": sizing_table,
     "predictive": predictive,
+    "predictive-scale": predictive_scale,
 }
 
 

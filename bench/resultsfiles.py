@@ -57,7 +57,13 @@ def shown(value: float, unit: str) -> str:
     return f"{value:#.3g}".rstrip(".")  # 2.00, not 2: the digits measured
 
 
-SINGULAR = {"queries": "query", "requests": "request", "reviews": "review", "passes": "pass"}
+SINGULAR = {
+    "queries": "query",
+    "requests": "request",
+    "reviews": "review",
+    "passes": "pass",
+    "refits": "refit",
+}
 
 
 def quoted(results: Results, key: str) -> str:
