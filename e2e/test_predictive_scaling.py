@@ -72,12 +72,7 @@ async def test_the_forecast_scales_up_before_the_hourly_peak(stack) -> None:
         # reactive: 10 / 10 is one pod; the forecast of the peak (100) asks for ten
         obj = await _scaled_ahead(stack, "pred")
         text = await describe(stack, "pred")
-    predictive = obj["status"]["predictive"]
-    (line,) = predictive["metrics"]
-    assert (line["verdict"], line["forecast"], line["seasonSeconds"]) == ("Ready", "100", 3600)
-    assert (predictive["reactiveReplicas"], predictive["forecastReplicas"]) == (1, 10)
-    condition = next(c for c in obj["status"]["conditions"] if c["type"] == "Predictive")
-    assert (condition["status"], condition["reason"]) == ("True", "ForecastApplied")
+    assert_forecast_applied(obj)
     # kubectl describe explains it: the status block, the condition and the decision's reason
     for needle in ("Predictive:", "Forecast Replicas:", "ForecastApplied", "forecast 100 within"):
         assert needle in text, f"{needle!r} not in kubectl describe:\n{text}"
@@ -136,12 +131,7 @@ async def test_a_pods_metric_is_forecast_from_the_deployments_earlier_pods(stack
     async with stack.controller():
         # reactive: the one pod's 10 against 10 a pod; the forecast of the demand (100) asks ten
         obj = await _scaled_ahead(stack, "ppred")
-    predictive = obj["status"]["predictive"]
-    (line,) = predictive["metrics"]
-    assert (line["verdict"], line["forecast"], line["seasonSeconds"]) == ("Ready", "100", 3600)
-    assert (predictive["reactiveReplicas"], predictive["forecastReplicas"]) == (1, 10)
-    condition = next(c for c in obj["status"]["conditions"] if c["type"] == "Predictive")
-    assert (condition["status"], condition["reason"]) == ("True", "ForecastApplied")
+    assert_forecast_applied(obj)
 
 
 async def describe(stack, name: str) -> str:
@@ -156,6 +146,16 @@ async def describe(stack, name: str) -> str:
     )
     assert out.returncode == 0, out.stderr
     return out.stdout
+
+
+def assert_forecast_applied(obj: dict[str, Any]) -> None:
+    """The status of a pass the forecast raised from 1 to 10: the peak of 100, a 1h season."""
+    predictive = obj["status"]["predictive"]
+    (line,) = predictive["metrics"]
+    assert (line["verdict"], line["forecast"], line["seasonSeconds"]) == ("Ready", "100", 3600)
+    assert (predictive["reactiveReplicas"], predictive["forecastReplicas"]) == (1, 10)
+    condition = next(c for c in obj["status"]["conditions"] if c["type"] == "Predictive")
+    assert (condition["status"], condition["reason"]) == ("True", "ForecastApplied")
 
 
 async def _scaled_ahead(stack, name: str) -> dict[str, Any]:
