@@ -14,8 +14,9 @@ recent error) and its verdict; `forecast` then answers each pass cheaply. Only v
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from autoscaler.core.model import NS
 
@@ -24,11 +25,16 @@ __all__ = [
     "HISTORY_TOO_SHORT",
     "MAX_ERROR",
     "READY",
+    "ErrorMeasure",
     "Forecast",
     "ModelFit",
     "Series",
+    "baseline",
+    "combined_error",
     "fit",
     "forecast",
+    "origin_term",
+    "settle",
 ]
 
 READY = "Ready"
@@ -96,6 +102,42 @@ def fit(
     them can be judged on, up to a week (every 30 minutes): one odd day must not decide between
     a daily and a weekly cycle. The chosen season's recent error is its error over the last day
     (every 5 minutes)."""
+    return settle(
+        series,
+        now=now,
+        horizon=horizon,
+        seasonality=seasonality,
+        max_error=max_error,
+        measure=_error,
+    )
+
+
+class ErrorMeasure(Protocol):
+    """How `settle` measures a season's error: `_error`'s contract (`fit` measures it afresh,
+    autoscaler/core/forecast_memo.py reuses the previous refit's work)."""
+
+    def __call__(
+        self,
+        series: Series,
+        end: int,
+        period: int,
+        steps: int,
+        level: int,
+        window: int,
+        stride: int,
+    ) -> float | None: ...
+
+
+def settle(
+    series: Series,
+    *,
+    now: int,
+    horizon: int,
+    seasonality: Sequence[int],
+    max_error: float,
+    measure: ErrorMeasure,
+) -> ModelFit:
+    """`fit`'s decisions, with each season's error measured by `measure`."""
     end = series.index(now)
     steps = _steps(series, horizon)
     level = max(1, LEVEL // series.step)
@@ -114,11 +156,11 @@ def fit(
         compared = [
             (e, q)
             for q in usable
-            if (e := _error(series, end, q, steps, level, span, COMPARE_STRIDE)) is not None
+            if (e := measure(series, end, q, steps, level, span, COMPARE_STRIDE)) is not None
         ]
         if compared:
             period = min(compared)[1]
-    error = _error(series, end, period, steps, level, day, ERROR_STRIDE)
+    error = measure(series, end, period, steps, level, day, ERROR_STRIDE)
     if error is None:
         return ModelFit(HISTORY_TOO_SHORT, 0, None, _short_message(series, end, period))
     if error > max_error:
@@ -149,7 +191,7 @@ def _steps(series: Series, horizon: int) -> int:
     return max(0, -(-horizon // series.step))
 
 
-def _baseline(values: Sequence[float], j: int, p: int, limit: int | None = None) -> float:
+def baseline(values: Sequence[float], j: int, p: int, limit: int | None = None) -> float:
     """The median of the values one to CYCLES seasons before j (NaN when none), reading only
     indices below `limit` (default j: a baseline never reads its own instant or later)."""
     seen = []
@@ -191,7 +233,7 @@ def _window_baseline(values: Sequence[float], at: int, p: int, steps: int, limit
 
 def _baselines(values: Sequence[float], lo: int, hi: int, p: int) -> list[float]:
     """The baseline at each index of [lo, hi) (indices below 0 give NaN)."""
-    return [_baseline(values, j, p) if j >= 0 else math.nan for j in range(lo, hi)]
+    return [baseline(values, j, p) if j >= 0 else math.nan for j in range(lo, hi)]
 
 
 def _predict_from(
@@ -236,19 +278,45 @@ def _recent_error(
     stride = max(1, stride)
     lo = end - window - level
     base = _baselines(values, lo, end, p)  # once: a baseline never reads past j - p
+    origins = range(end - window, end - steps, stride)
+    terms = (origin_term(values, base, lo, o, p=p, steps=steps, level=level) for o in origins)
+    return combined_error(terms, planned=len(origins))
+
+
+def origin_term(
+    values: Sequence[float],
+    base: Sequence[float],
+    lo: int,
+    origin: int,
+    *,
+    p: int,
+    steps: int,
+    level: int,
+) -> tuple[float, float] | None:
+    """One judged forecast: (|forecast - highest actual|, |highest actual|) for the window
+    [origin, origin + steps], forecast from the values before `origin` (base[i]: the point
+    baseline at lo + i, lo <= origin - level); None when there is no actual or no forecast."""
+    actual = [v for v in values[origin : origin + steps + 1] if v == v]
+    predicted = _predict_from(
+        values, base, lo, end=origin, at=origin, p=p, steps=steps, level=level
+    )
+    if not actual or predicted is None:
+        return None
+    high = max(actual)
+    return abs(predicted - high), abs(high)
+
+
+def combined_error(terms: Iterable[tuple[float, float] | None], *, planned: int) -> float | None:
+    """sum |forecast - actual| / sum |actual| over the terms, added in their order (a float
+    sum depends on it); None when fewer than MIN_EVALUATED of the `planned` were judged."""
     wrong = total = 0.0
-    judged = planned = 0
-    for origin in range(end - window, end - steps, stride):
-        planned += 1
-        actual = [v for v in values[origin : origin + steps + 1] if v == v]
-        predicted = _predict_from(
-            values, base, lo, end=origin, at=origin, p=p, steps=steps, level=level
-        )
-        if not actual or predicted is None:
+    judged = 0
+    for term in terms:
+        if term is None:
             continue
         judged += 1
-        wrong += abs(predicted - max(actual))
-        total += abs(max(actual))
+        wrong += term[0]
+        total += term[1]
     if planned == 0 or judged < planned * MIN_EVALUATED:
         return None
     if total == 0.0:
