@@ -20,7 +20,12 @@ refits every 30. The first read and fit of a history are never delayed. One work
 every refit: a refit is pure Python under the GIL, so more threads add no throughput and take
 more of the event loop's time.
 
-Memory: a history is an `array('d')`, 8 bytes a minute (a list of floats takes about 32).
+Incremental: each refit leaves a memo (autoscaler/core/forecast_memo.py) the next one starts from,
+and judges the history up to the start of its own REFIT period, so a history's refits are whole
+periods apart and the memo's judged forecasts fall where the next refit judges them.
+
+Memory: a history is an `array('d')`, 8 bytes a minute (a list of floats takes about 32), and
+its memo about an eighth of that.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ import orjson
 
 from autoscaler.cluster import ClusterError
 from autoscaler.core.fields import DocumentError
-from autoscaler.core.forecast import READY, Forecast, ModelFit, Series, fit, forecast
+from autoscaler.core.forecast import READY, Forecast, ModelFit, Series, forecast
+from autoscaler.core.forecast_memo import FitMemo, refit
 from autoscaler.core.model import NS
 from autoscaler.core.predictive import NO_HISTORY
 from autoscaler.core.predictive_document import parse_predictive
@@ -94,6 +100,7 @@ class _Track:
     error: str = ""  # why the last refresh failed ("" when it succeeded)
     task: asyncio.Task[None] | None = None
     model: ModelFit | None = None
+    memo: FitMemo | None = None  # what the last refit leaves the next (forecast_memo)
     fitted: float | None = None
     last: tuple[tuple[int, int, int], Forecast] | None = None  # this minute's forecast
 
@@ -245,10 +252,20 @@ class HistoryCache:
                 series = _series(track)
                 if self._worker is None:
                     self._worker = ThreadPoolExecutor(1, thread_name_prefix="promscaler-refit")
+                # judged up to the start of this history's refit period: successive refits are
+                # then whole periods apart, and the memo's judged forecasts fall where the new
+                # refit judges them
+                now = int(_period_start(at, self._refit, track.refit_phase)) * NS
                 job = functools.partial(
-                    fit, series, now=int(at * NS), horizon=s.horizon, seasonality=s.seasonality
+                    refit,
+                    series,
+                    now=now,
+                    horizon=s.horizon,
+                    seasonality=s.seasonality,
+                    memo=track.memo,
                 )
-                track.model = await asyncio.get_running_loop().run_in_executor(self._worker, job)
+                loop = asyncio.get_running_loop()
+                track.model, track.memo = await loop.run_in_executor(self._worker, job)
                 track.fitted = at
                 track.last = None
         except Exception as e:  # a background task's boundary: said and counted, never lost
@@ -266,6 +283,14 @@ def _due(last: float | None, at: float, period: float, phase: float) -> bool:
         return True
     shift = phase * period
     return (at - shift) // period > (last - shift) // period
+
+
+def _period_start(at: float, period: float, phase: float) -> float:
+    """The start of the `period` (shifted by `phase` x period, as `_due` counts them) holding
+    `at`. Whole seconds of it are a whole number of periods apart (`phase` x period has a
+    short binary fraction): exact."""
+    shift = phase * period
+    return shift + (at - shift) // period * period
 
 
 def _merge(track: _Track, first: int, values: Sequence[float | None], *, keep: int) -> None:

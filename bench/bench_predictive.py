@@ -23,10 +23,12 @@ With --callgrind (needs valgrind), the decision core's cost in instructions: a p
 `predictive` (the control), a pass with it (the decision, and the forecast from the cached fit,
 computed once per one-minute grid step, so on every fourth pass), a pass whose forecast raises
 the recommendation (the decision is then made twice, to report whether the forecast changed it),
-and one refit of the model (14 days of one-minute history, two seasons; simulate refits every
-30 minutes of replay time). The figures go to bench/results/bench_predictive.json (bench/record.py):
-the replays' counts, the cuts as ratios against the reactive replay of the same run, which decide
-the goals, the instruction counts, and the replays' CPU per pass (context).
+one refit of the model (14 days of one-minute history, two seasons; simulate refits every
+30 minutes of replay time), and one refit of that history 30 minutes on from the previous
+refit's memo (autoscaler/core/forecast_memo.py), as the controller and simulate make them.
+The figures go to bench/results/bench_predictive.json (bench/record.py): the replays' counts,
+the cuts as ratios against the reactive replay of the same run, which decide the goals, the
+instruction counts, and the replays' CPU per pass (context).
 
     .venv/bin/python bench/bench_predictive.py [--callgrind] [--json FILE]
 """
@@ -34,6 +36,7 @@ the goals, the instruction counts, and the replays' CPU per pass (context).
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import random
@@ -41,6 +44,7 @@ import shutil
 import subprocess
 import sys
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -52,6 +56,7 @@ from autoscaler.core import parse_spec
 from autoscaler.core.controls_document import parse_controls
 from autoscaler.core.controls_model import EMPTY_CONTROL_STATUS, Controls
 from autoscaler.core.forecast import Forecast, ModelFit, Series, fit, forecast
+from autoscaler.core.forecast_memo import refit
 from autoscaler.core.model import NS, History, MetricItems, MetricSample, Pod, Scale, Spec, Status
 from autoscaler.core.orchestrate import decide_controlled
 from autoscaler.core.replay_figures import RunFigures, run_figures
@@ -296,6 +301,12 @@ COUNTED = (  # (kind, units counted, what one unit is)
     ("predictive", PASSES, "a pass with `predictive`, forecast below the reactive proposal"),
     ("raised", PASSES, "a pass whose forecast raises the recommendation (decided twice)"),
     ("refit", 5, "one refit (14 days of one-minute history, two seasons)"),
+    (
+        "refit-incremental",
+        20,
+        "one refit of that history 30 minutes on, from the memo of the one before (its oldest "
+        "30 minutes dropped, its last 5 read again)",
+    ),
 )
 
 
@@ -362,6 +373,36 @@ def _refits(setup: tuple[Spec, Controls, Series, ModelFit, int]) -> Callable[[in
     return run
 
 
+def _incremental_refits(
+    setup: tuple[Spec, Controls, Series, ModelFit, int],
+) -> Callable[[int], None]:
+    """Refits as a controller makes them: the history 30 minutes on (its oldest 30 minutes
+    dropped, its last 5 read again with other values), from the memo of the refit before."""
+    _, controls, series, _, now = setup
+    assert controls.predictive is not None
+    p = controls.predictive
+    step, values = series.step, list(series.values)
+    earlier = Series(series.start, step, values[:-30])
+    _, memo = refit(
+        earlier, now=now - 30 * step, horizon=p.horizon, seasonality=p.seasonality, memo=None
+    )
+    later = values[30:]
+    for i in range(len(later) - 35, len(later) - 30):
+        later[i] *= 1.01  # the overlap read again: a rate's newest steps moved
+    moved = Series(series.start + 30 * step, step, array("d", later))  # as the controller holds it
+
+    # checked before anything is counted: fit's answer, and most of the work reused
+    model, made = refit(moved, now=now, horizon=p.horizon, seasonality=p.seasonality, memo=memo)
+    assert model == fit(moved, now=now, horizon=p.horizon, seasonality=p.seasonality)
+    assert made.stats.terms_reused > 10 * made.stats.terms_computed, made.stats
+
+    def run(refits: int) -> None:
+        for _ in range(refits):  # a memo is never changed by a refit: each one does the same work
+            refit(moved, now=now, horizon=p.horizon, seasonality=p.seasonality, memo=memo)
+
+    return run
+
+
 def _toggle(*args: str) -> None:
     subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True, capture_output=True)
 
@@ -369,7 +410,8 @@ def _toggle(*args: str) -> None:
 def counted(kind: str, n: int) -> None:
     """Runs under callgrind (collection off): switches it on around `n` units of `kind`."""
     setup = _core_setup()
-    run = _refits(setup) if kind == "refit" else _passes(kind, setup)
+    runs = {"refit": _refits, "refit-incremental": _incremental_refits}
+    run = runs.get(kind, functools.partial(_passes, kind))(setup)
     run(2)  # warm the memos and imports
     _toggle("--zero")
     _toggle("-i", "on")

@@ -9,7 +9,8 @@ with many histories, counted.
   fair share (an even spread) and against a control run of the same code with every history's
   phase at 0 (every history reading and refitting at the same moment, as when the phase was the
   first pass's).
-- Memory: the bytes the cache holds per 14-day history (the minutes and the model), measured
+- Memory: the bytes the cache holds per 14-day history (the minutes, the model and the memo its
+  next refit starts from), measured
   with tracemalloc over a few histories read and fitted for real, against a list of Python
   floats of the same minutes (the control).
 
@@ -75,10 +76,13 @@ def spec(i: int, settings: dict[str, Any]) -> dict[str, Any]:
 async def schedule(*, phased: bool) -> tuple[Counter[int], Counter[int], float]:
     """Reads and refits by simulated minute, and the wall seconds the passes took."""
     fits: Counter[int] = Counter()
+    clock = [0]  # the simulated minute being settled
 
-    def counted(series: Any, *, now: int, horizon: int, seasonality: Any) -> ModelFit:
-        fits[(now // 10**9 - int(START.timestamp())) // 60] += 1
-        return ModelFit(HISTORY_TOO_SHORT, 0, None, "not judged here")
+    def counted(
+        series: Any, *, now: int, horizon: int, seasonality: Any, memo: Any
+    ) -> tuple[ModelFit, None]:
+        fits[clock[0]] += 1
+        return ModelFit(HISTORY_TOO_SHORT, 0, None, "not judged here"), None
 
     reader = Reader()
     cache = HistoryCache(reader, parallel=64)
@@ -87,9 +91,10 @@ async def schedule(*, phased: bool) -> tuple[Counter[int], Counter[int], float]:
     specs = [spec(i, settings) for i in range(HISTORIES)]
     began = time.perf_counter()
     try:
-        with mock.patch.object(history, "fit", counted):
+        with mock.patch.object(history, "refit", counted):
             for minute in range(SIM_MINUTES + 1):
                 at = START + timedelta(minutes=minute)
+                clock[0] = minute
                 for s in specs:
                     cache.forecasts("default", s, at)
                 if not phased and minute == 0:
@@ -114,7 +119,7 @@ def per_period(by_minute: Counter[int], period: float, *, since: int) -> float:
 
 
 async def memory() -> tuple[float, float, float]:
-    """Bytes held per 14-day history (minutes and model) by the cache, the bytes of a list of
+    """Bytes held per 14-day history (minutes, model, memo) by the cache, the bytes of a list of
     floats of those minutes (the control) and the minutes held per history."""
 
     def load(t: int) -> float:  # a daily cycle with a fractional part: every float distinct

@@ -197,7 +197,7 @@ def sizing_table(all_results: dict[str, Results]) -> str:
 # ---- docs/predictive.md's region: bench_predictive's replays and instruction counts -------
 
 TRACES = ("seasonal", "flat")
-COST = ("reactive", "predictive", "raised", "refit")
+COST = ("reactive", "predictive", "raised", "refit", "refit-incremental")
 # spec.predictive.tolerance rows: (the value shown, the replay's mode; "predictive" is the default)
 SWEPT = (("0", "tolerance_0"), ("0.05 (default)", "predictive"), ("0.1", "tolerance_0_1"))
 
@@ -289,14 +289,14 @@ def predictive_scale(all_results: dict[str, Results]) -> str:
         f"phase | {v('busiest_minute_refits')}; {v('busiest_minute_refits_same_phase')} |",
         f"| reads and fits in the first minute (a restart) | {v('first_minute_reads')}; "
         f"{v('first_minute_fits')} |",
-        f"| bytes held per 14-day history, with its model; as a list of floats | "
+        f"| bytes held per 14-day history, with its model and memo; as a list of floats | "
         f"{v('bytes_per_history')}; {v('bytes_per_history_as_list')} |",
     ]
     cost = all_results.get("bench_predictive")
     keys = {f["key"] for f in cost.doc["figures"]} if cost is not None else set()
     for key, what in (
-        ("instructions_refit-incremental", "incremental refits"),
-        ("instructions_refit", "full refits"),
+        ("instructions_refit-incremental", "refits from the memo of the one before"),
+        ("instructions_refit", "refits from scratch"),
     ):
         if cost is not None and key in keys:
             per_second = 10_000 * cost.value(key) / 1800

@@ -25,6 +25,7 @@ __all__ = [
     "HISTORY_TOO_SHORT",
     "MAX_ERROR",
     "READY",
+    "Baselines",
     "ErrorMeasure",
     "Forecast",
     "ModelFit",
@@ -110,6 +111,13 @@ def fit(
         max_error=max_error,
         measure=_error,
     )
+
+
+class Baselines(Protocol):
+    """What a forecast reads of the point baselines: the one at an index (a list of them, or
+    autoscaler/core/forecast_memo.py's, which computes each when first read)."""
+
+    def __getitem__(self, i: int, /) -> float: ...
 
 
 class ErrorMeasure(Protocol):
@@ -238,7 +246,7 @@ def _baselines(values: Sequence[float], lo: int, hi: int, p: int) -> list[float]
 
 def _predict_from(
     values: Sequence[float],
-    base: Sequence[float],
+    base: Baselines,
     lo: int,
     *,
     end: int,
@@ -285,7 +293,7 @@ def _recent_error(
 
 def origin_term(
     values: Sequence[float],
-    base: Sequence[float],
+    base: Baselines,
     lo: int,
     origin: int,
     *,

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
-from autoscaler.core.forecast import Forecast, ModelFit, Series, fit, forecast
+from autoscaler.core.forecast import Forecast, ModelFit, Series, forecast
+from autoscaler.core.forecast_memo import FitMemo, refit
 from autoscaler.core.model import NS, MetricSpec
 from autoscaler.core.predictive import forecastable
 from autoscaler.core.predictive_model import PredictiveSpec
@@ -30,6 +31,7 @@ class _Track:
     minute: int | None = None  # the minute being filled
     highest: float = math.nan
     model: ModelFit | None = None
+    memo: FitMemo | None = None  # what the last refit leaves the next: the same fit, cheaper
     fitted_at: int | None = None
     last: tuple[tuple[int, int, int], Forecast] | None = None  # the forecast of this minute
 
@@ -59,7 +61,9 @@ class ReplayHistory:
         skip = max(0, (first - track.start) // GRID)
         series = Series(track.start + skip * GRID, GRID, _Window(track.values, skip))
         if track.model is None or track.fitted_at is None or now - track.fitted_at >= REFIT:
-            track.model = fit(series, now=now, horizon=s.horizon, seasonality=s.seasonality)
+            track.model, track.memo = refit(
+                series, now=now, horizon=s.horizon, seasonality=s.seasonality, memo=track.memo
+            )
             track.fitted_at = now
             track.last = None
         # the forecast reads whole minutes: it changes only when a minute starts or ends

@@ -10,9 +10,12 @@ from typing import Any
 
 import pytest
 
+import autoscaler.history as history
 from autoscaler.cluster import ClusterError
 from autoscaler.core import decide_document
-from autoscaler.history import REFRESH, HistoryCache
+from autoscaler.core.forecast import fit
+from autoscaler.core.model import NS
+from autoscaler.history import REFIT, REFRESH, HistoryCache
 from autoscaler.reconcile import ControllerOptions, Reconciler
 from autoscaler.statusview import snapshot
 from tests.controller.fakes import FakeCluster, autoscaler, external, external_value
@@ -132,6 +135,25 @@ def test_reads_are_made_at_most_every_refresh_and_only_for_new_minutes() -> None
     # the second read starts five minutes before the end of what was held (the overlap)
     assert reader.calls[1][2] == reader.calls[0][3] + 60 - 300
     assert REFRESH == 300
+
+
+async def test_later_refits_reuse_the_last_ones_work() -> None:
+    """A refit judges the history up to the start of its period, so the next one (a period
+    later) finds most of its judged forecasts in the memo; the model is fit's all the same."""
+    times = [NOW + timedelta(minutes=m) for m in range(96)]  # three refit periods and more
+    _, _, _, cache = await run(Reader(), PREDICTIVE, times=times)
+    (track,) = cache._tracks.values()
+    assert track.memo is not None
+    assert track.fitted is not None
+    stats = track.memo.stats
+    # (an hourly season: the oldest minutes dropped touch the forecasts judged up to four
+    # seasons on, a sixth of the day's)
+    assert stats.terms_reused > 3 * stats.terms_computed > 0, stats
+    now = int(history._period_start(track.fitted, REFIT, track.refit_phase)) * NS
+    s = track.settings
+    model = fit(history._series(track), now=now, horizon=s.horizon, seasonality=s.seasonality)
+    assert track.model == model
+    assert model.verdict == "Ready"
 
 
 FAILURES = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,17 +44,31 @@ def spec(i: int) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Refit:
+    at: int  # unix seconds of the pass that made it
+    now: int  # unix seconds the history was judged up to
+    history: int  # which history (the id of its values)
+    thread: str
+
+
+CLOCK = [0]  # unix seconds of the passes being settled
+
+
 @pytest.fixture
-def fits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str]]:
-    """The refits made: (unix seconds of `now`, the thread's name); the model itself is not
-    what this file tests, so a fit answers at once (and a forecast then has nothing to do)."""
-    made: list[tuple[int, str]] = []
+def fits(monkeypatch: pytest.MonkeyPatch) -> list[Refit]:
+    """The refits made; the model itself is not what this file tests, so a refit answers at
+    once (and a forecast then has nothing to do)."""
+    made: list[Refit] = []
 
-    def fit(series: Any, *, now: int, horizon: int, seasonality: Any) -> ModelFit:
-        made.append((now // 10**9, threading.current_thread().name))
-        return ModelFit(HISTORY_TOO_SHORT, 0, None, "not judged here")
+    def refit(
+        series: Any, *, now: int, horizon: int, seasonality: Any, memo: Any
+    ) -> tuple[ModelFit, None]:
+        thread = threading.current_thread().name
+        made.append(Refit(CLOCK[0], now // 10**9, id(series.values), thread))
+        return ModelFit(HISTORY_TOO_SHORT, 0, None, "not judged here"), None
 
-    monkeypatch.setattr(history, "fit", fit)
+    monkeypatch.setattr(history, "refit", refit)
     return made
 
 
@@ -64,6 +79,7 @@ async def passes(minutes: int) -> tuple[Reader, HistoryCache]:
     specs = [spec(i) for i in range(HISTORIES)]
     for minute in range(minutes + 1):
         at = NOW + timedelta(minutes=minute)
+        CLOCK[0] = int(at.timestamp())
         for s in specs:
             cache.forecasts("default", s, at)
         await cache.settled()
@@ -91,8 +107,8 @@ async def test_reads_after_the_first_are_spread_over_the_refresh_period(fits: An
 async def test_refits_after_the_first_are_spread_over_the_refit_period(fits: Any) -> None:
     await passes(95)
     start = int(NOW.timestamp())
-    assert {name for _, name in fits} == {"promscaler-refit_0"}  # one worker, never the loop
-    by_minute = Counter(at - start for at, _ in fits)
+    assert {f.thread for f in fits} == {"promscaler-refit_0"}  # one worker, never the loop
+    by_minute = Counter(f.at - start for f in fits)  # by second (a pass each minute)
     assert by_minute[0] == HISTORIES  # every first fit at once: nothing delays it
     later = {m: n for m, n in by_minute.items() if m > 0}
     # in each refit period every history is refitted once, at its own phase: the busiest
@@ -104,3 +120,21 @@ async def test_refits_after_the_first_are_spread_over_the_refit_period(fits: Any
     assert sum(n for m, n in later.items() if steady <= m < steady + REFIT) == HISTORIES
     assert max(later.values()) <= 3 * fair, sorted(later.items())
     assert len({m for m in later if m <= REFIT}) >= REFIT / 60 / 2
+
+
+async def test_a_historys_refits_judge_it_whole_periods_apart(fits: Any) -> None:
+    """Each refit judges the history up to the start of its refit period (never past the pass,
+    at most a period before it): a history's refits are whole periods apart, so the memo's judged
+    forecasts fall where the next refit judges them (autoscaler/core/forecast_memo.py)."""
+    await passes(95)
+    by_history: dict[int, list[int]] = {}
+    for f in fits:
+        assert f.at - REFIT < f.now <= f.at
+        by_history.setdefault(f.history, []).append(f.now)
+    assert len(by_history) == HISTORIES
+    phases = set()
+    for nows in by_history.values():
+        assert len(nows) >= 3, nows
+        assert {(b - a) % REFIT for a, b in itertools.pairwise(nows)} == {0}, nows
+        phases.add(nows[0] % REFIT)
+    assert len(phases) > HISTORIES / 2  # and each at its own phase
