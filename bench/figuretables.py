@@ -295,14 +295,14 @@ def predictive_scale(all_results: dict[str, Results]) -> str:
     cost = all_results.get("bench_predictive")
     keys = {f["key"] for f in cost.doc["figures"]} if cost is not None else set()
     for key, what in (
-        ("instructions_refit-incremental", "refits from the memo of the one before"),
-        ("instructions_refit", "refits from scratch"),
+        ("instructions_refit-incremental", "each from the last one's memo"),
+        ("instructions_refit", "each from scratch"),
     ):
         if cost is not None and key in keys:
             per_second = 10_000 * cost.value(key) / 1800
             out.append(
-                f"| {what} of 10,000 histories, one each 30 minutes (from bench_predictive's "
-                f"count) | {per_second / 1e6:,.0f} M instructions a second |"
+                f"| 10,000 histories refitted once each 30 minutes, {what} (bench_predictive's "
+                f"count per refit) | {per_second / 1e6:,.0f} M instructions a second |"
             )
     out += [
         "",
