@@ -279,16 +279,13 @@ class HistoryCache:
 def _due(last: float | None, at: float, period: float, phase: float) -> bool:
     """Whether a read or refit last started at `last` (None: never) is due at `at`: once in
     each `period`, the periods starting at `phase` x period past a multiple of it."""
-    if last is None:
-        return True
-    shift = phase * period
-    return (at - shift) // period > (last - shift) // period
+    return last is None or _period_start(at, period, phase) > _period_start(last, period, phase)
 
 
 def _period_start(at: float, period: float, phase: float) -> float:
-    """The start of the `period` (shifted by `phase` x period, as `_due` counts them) holding
-    `at`. Whole seconds of it are a whole number of periods apart (`phase` x period has a
-    short binary fraction): exact."""
+    """The start of the `period` (the periods starting at `phase` x period past a multiple of
+    it) holding `at`. Whole seconds of it are a whole number of periods apart (`phase` x period
+    has a short binary fraction): exact."""
     shift = phase * period
     return shift + (at - shift) // period * period
 
