@@ -88,6 +88,7 @@ class Run:
         self.probes: list[tuple[float, bool]] = []
         self.terms: set[tuple[str, str]] = set()  # (holderIdentity, acquireTime) of the Lease
         self.logs: list[Path] = []
+        self.identities: dict[Path, str] = {}  # each log's writer, by leader-election identity
         self.new_logs: set[Path] = set()  # written by this tree's controller
         self.incarnation = 0
         self.rest: Rest | None = None
@@ -154,6 +155,7 @@ class Run:
         tag = f"{name}-{self.incarnation}"
         log = self.workdir / f"decisions-{tag}.jsonl"
         self.logs.append(log)
+        self.identities[log] = tag
         cmd = self.bundle.commands[name]
         for i, arg in enumerate(cmd):
             if arg.startswith("--decision-log="):
@@ -272,7 +274,9 @@ async def test_rolling_upgrade_and_downgrade_lose_no_decision(tmp_path, previous
         tasks.append(asyncio.create_task(run.write_load()))
         await run.set_up()
         run.bundle.start_autoscalers()
-        run.logs += [run.bundle.decision_log(i) for i in range(len(AUTOSCALERS))]
+        for i, name in enumerate(AUTOSCALERS):
+            run.logs.append(run.bundle.decision_log(i))
+            run.identities[run.logs[-1]] = name  # the bundle's --leader-elect-identity
         tasks.append(asyncio.create_task(run.probe_aggregator()))
         start = {m.name: m.start for m in uf.members() if m.start is not None}
         await run.until(start, timeout=90, what="the fleet settled on the previous release")
@@ -343,7 +347,11 @@ async def test_rolling_upgrade_and_downgrade_lose_no_decision(tmp_path, previous
     else:
         print(f"the decision core changed since {previous.name}: no cross-version replay")
     found += [
-        uf.writes_match_decisions(passes, writes),
+        uf.writes_match_decisions(
+            {run.identities[p]: list(read_log([p])) for p in run.logs if p.exists()},
+            writes,
+            run.terms,
+        ),
         # a stopped leader releases the Lease, so a successor may write within a retry period:
         # the writes are matched to the Lease's terms rather than to a minimum gap
         uf.writers_hold_the_lease(writes, run.terms),

@@ -99,18 +99,86 @@ def test_fallback_carried(failures, fallback, breaches):
     assert uf.fallback_carried(uf.by_target(passes)).breaches == breaches
 
 
-def test_each_write_is_a_logged_rescale():
-    passes = uf.by_target(
-        [
-            entry("a", T0, result={"rescale": True, "desiredReplicas": 2}),
-            entry("a", T0 + 1),
-        ]
+AGENT = "promscaler-autoscaler ({})"
+RESCALE = {"rescale": True, "desiredReplicas": 2}
+
+
+def scale_write(name: str, t: float, identity: str) -> dict:
+    return {**write(name, t, int(identity.split("-")[1])), "agent": AGENT.format(identity)}
+
+
+# autoscaler-0 leads from T0, autoscaler-1 from T0 + 10, autoscaler-0-3 from T0 + 20
+TERMS = [
+    ("autoscaler-0", stamp(T0)),
+    ("autoscaler-1", stamp(T0 + 10.4)),
+    ("autoscaler-0-3", stamp(T0 + 20.4)),
+]
+
+
+def test_each_write_is_a_logged_rescale_of_the_replica_that_made_it():
+    logs = {
+        "autoscaler-0": [entry("a", T0, result=RESCALE), entry("a", T0 + 1)],
+        "autoscaler-1": [entry("a", T0 + 11), entry("a", T0 + 12, result=RESCALE)],
+    }
+    ok = [scale_write("a", T0, "autoscaler-0"), scale_write("a", T0 + 12, "autoscaler-1")]
+    check = uf.writes_match_decisions(logs, ok, TERMS)
+    assert (check.looked_at, check.breaches, check.note) == (
+        2,
+        0,
+        "0 rescales cut short by the end of a term",
     )
-    assert uf.writes_match_decisions(passes, [write("a", T0, 0)]).breaches == 0
-    doubled = uf.writes_match_decisions(passes, [write("a", T0, 0), write("a", T0 + 1, 1)])
-    assert doubled.examples == ["a: 2 writes, 1 logged rescales"]
-    stray = uf.writes_match_decisions(passes, [write("a", T0, 0), write("b", T0, 0)])
-    assert stray.examples == ["b: 1 writes, 0 logged rescales"]
+    doubled = uf.writes_match_decisions(
+        logs, [*ok, scale_write("a", T0 + 1, "autoscaler-0")], TERMS
+    )
+    assert doubled.examples == [
+        "a by autoscaler-0: 2 writes, 1 logged rescales (0 of them the last of a lease term)"
+    ]
+    stray = uf.writes_match_decisions(logs, [*ok, scale_write("b", T0, "autoscaler-0")], TERMS)
+    assert stray.examples == [
+        "b by autoscaler-0: 1 writes, 0 logged rescales (0 of them the last of a lease term)"
+    ]
+    # the right count of writes, but autoscaler-1 made the one autoscaler-0 decided
+    swapped = [scale_write("a", T0, "autoscaler-1"), scale_write("a", T0 + 12, "autoscaler-1")]
+    assert uf.writes_match_decisions(logs, swapped, TERMS).breaches == 2
+
+
+def test_a_rescale_may_go_unwritten_only_as_the_last_pass_of_a_term():
+    # autoscaler-0's term ends after a rescale at T0 + 9 (SIGTERM mid-pass); it leads again
+    # from T0 + 20 under its next identity, which is another log
+    cut = {
+        "autoscaler-0": [entry("a", T0, result=RESCALE), entry("a", T0 + 9, result=RESCALE)],
+        "autoscaler-1": [entry("a", T0 + 11, result=RESCALE)],
+    }
+    writes = [scale_write("a", T0, "autoscaler-0"), scale_write("a", T0 + 11, "autoscaler-1")]
+    check = uf.writes_match_decisions(cut, writes, TERMS)
+    assert check.breaches == 0
+    assert check.note == "1 rescales cut short by the end of a term"
+    # the same lost write in the middle of a term: a pass after it, no term ended
+    mid = {
+        **cut,
+        "autoscaler-0": [
+            entry("a", T0, result=RESCALE),
+            entry("a", T0 + 5, result=RESCALE),
+            entry("a", T0 + 9),
+        ],
+    }
+    assert uf.writes_match_decisions(mid, writes, TERMS).examples == [
+        "a by autoscaler-0: 1 writes, 2 logged rescales (0 of them the last of a lease term)"
+    ]
+    # one identity leading twice: each of its terms may end on a cut rescale, and no more
+    twice = {
+        "autoscaler-1": [
+            entry("a", T0 + 11, result=RESCALE),
+            entry("a", T0 + 25, result=RESCALE),
+            entry("a", T0 + 26, result=RESCALE),
+        ]
+    }
+    terms = [*TERMS, ("autoscaler-1", stamp(T0 + 24.5))]
+    assert uf.writes_match_decisions(twice, [], terms).examples == [
+        "a by autoscaler-1: 0 writes, 3 logged rescales (2 of them the last of a lease term)"
+    ]
+    written = [scale_write("a", T0 + 25, "autoscaler-1")]
+    assert uf.writes_match_decisions(twice, written, terms).breaches == 0
 
 
 @pytest.mark.parametrize(
