@@ -1,23 +1,31 @@
-"""Predictive scaling on generated traces: does it cut the time short of demand, and at what cost?
+"""Predictive scaling on generated and real traces: does it cut the time short of demand, and at
+what cost?
 
-Two seeded traces of 21 days, one pass every 15 s, an External metric (requests per second) with
-an AverageValue target of 50 per replica, minReplicas 2, maxReplicas 200, pods ready 60 s after
-they are created, no behavior (upstream's defaults), `predictive: {mode: Scale, horizon: 5m,
-history: 336h, seasonality: [24h, 168h]}`:
+Two seeded traces of 21 days and a real one of 84, one pass every 15 s, an External metric
+(requests per second) with an AverageValue target of 50 per replica, minReplicas 2, maxReplicas
+200, pods ready 60 s after they are created, no behavior (upstream's defaults), `predictive:
+{mode: Scale, horizon: 5m, history: 336h, seasonality: [24h, 168h]}`:
 
 - `seasonal`: a working-day cycle (a steep morning rise, an evening fall), weekends at 40%, a
   trend of +0.5% a day, correlated noise (about 3%), a one-off spike (x1.8 for 20 minutes) on
   day 10 (in the history the model reads later), a public holiday on day 19 (a Tuesday at the
   weekend level), and an unforeseeable spike (x1.5 for 10 minutes) on day 18;
-- `flat`: no cycle: a level that wanders slowly, correlated noise and random bursts.
+- `flat`: no cycle: a level that wanders slowly, correlated noise and random bursts;
+- `taylor`: a real series, the half-hourly electricity demand of England and Wales from Monday
+  5 June to Sunday 27 August 2000 (12 weeks; J. W. Taylor, 2003), as the `pmdarima` package
+  ships it (`pmdarima/datasets/taylor.py`): megawatts / 10 as requests per second (about 1,900
+  to 3,900), joined linearly between the half hours. The first run downloads pmdarima's wheel
+  with pip (`--no-deps`) into .cache/bench/ and reads the numbers out of its source; nothing of
+  pmdarima is imported or installed.
 
 Each trace is replayed with `simulate` with and without `predictive` (the model sees only the
 points before each pass; the goals are decided at the default `tolerance`, 0.05, and the replay is
 repeated at tolerances 0 and 0.1 to show the trade), and measured over days 14 to 21 (the first two
-weeks are the history the weekly season needs): pod-seconds short of demand (demand above ready
-replicas x target), replica-seconds, scale events. Goals (issue 37): on `seasonal`, prediction cuts
-the pod-seconds short by at least 50% for at most 10% more replica-seconds; on `flat` it is no
-worse than reactive (no more pod-seconds short, at most 10% more replica-seconds).
+weeks are the history the weekly season needs; `taylor` over days 14 to 84): pod-seconds short
+of demand (demand above ready replicas x target), replica-seconds, scale events. Goals (issue 37):
+on `seasonal` and `taylor`, prediction cuts the pod-seconds short by at least 50% for at most 10%
+more replica-seconds; on `flat` it is no worse than reactive (no more pod-seconds short, at most
+10% more replica-seconds).
 
 With --callgrind (needs valgrind), the decision core's cost in instructions: a pass without
 `predictive` (the control), a pass with it (the decision, and the forecast from the cached fit,
@@ -36,6 +44,7 @@ instruction counts, and the replays' CPU per pass (context).
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import math
 import os
@@ -44,6 +53,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from array import array
 from collections.abc import Callable
 from dataclasses import replace
@@ -134,7 +144,55 @@ def flat(seed: int) -> list[float]:
     return out
 
 
-TRACES = {"seasonal": seasonal, "flat": flat}
+REPO = Path(__file__).resolve().parent.parent
+PMDARIMA = "pmdarima==2.1.1"  # its wheel's pmdarima/datasets/taylor.py holds the series
+PMDARIMA_CACHE = REPO / ".cache" / "bench" / "pmdarima"
+TAYLOR_POINTS = 4032  # 12 weeks of half hours
+HALF_HOUR = 1800
+
+
+def taylor_half_hours() -> list[float]:
+    """The 4,032 half-hourly values of Taylor's series, read from pmdarima's wheel (downloaded
+    once; the numbers are the list literal `load_taylor` passes to `np.array`)."""
+    wheels = sorted(PMDARIMA_CACHE.glob("pmdarima-*.whl"))
+    if not wheels:
+        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+        subprocess.run([*pip, "--dest", str(PMDARIMA_CACHE), PMDARIMA], check=True)
+        wheels = sorted(PMDARIMA_CACHE.glob("pmdarima-*.whl"))
+    with zipfile.ZipFile(wheels[-1]) as wheel:
+        source = wheel.read("pmdarima/datasets/taylor.py").decode()
+    found = [
+        ast.literal_eval(node.args[0])
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "array"
+        and node.args
+        and isinstance(node.args[0], ast.List)
+    ]
+    if len(found) != 1 or len(found[0]) != TAYLOR_POINTS:
+        raise SystemExit(f"{wheels[-1].name}: no list of {TAYLOR_POINTS} values in taylor.py")
+    return [float(v) for v in found[0]]
+
+
+def taylor() -> list[float]:
+    """Taylor's series at one value per pass: megawatts / 10, linear between the half hours
+    (the last half hour holds its value)."""
+    half_hours = taylor_half_hours()
+    out = []
+    for i in range(len(half_hours) * HALF_HOUR // STEP):
+        k, into = divmod(i * STEP, HALF_HOUR)
+        after = half_hours[min(k + 1, len(half_hours) - 1)]
+        out.append((half_hours[k] + (after - half_hours[k]) * into / HALF_HOUR) / 10)
+    return out
+
+
+TRACES: dict[str, Callable[[], list[float]]] = {
+    "seasonal": lambda: seasonal(SEED),
+    "flat": lambda: flat(SEED),
+    "taylor": taylor,
+}
+SEASONAL = {"seasonal", "taylor"}  # the traces held to the cut goal
 
 
 def spec_and_controls() -> tuple[Spec, Controls]:
@@ -151,7 +209,7 @@ def replay(values: list[float]) -> dict[str, tuple[RunFigures, float]]:
     `reactive`, `predictive` (the default tolerance), then one per SWEEP value."""
     spec, controls = spec_and_controls()
     timeline = [SimPoint(T0 + i * STEP * NS, (v,)) for i, v in enumerate(values)]
-    since = T0 + MEASURED_FROM * 86400 * NS
+    since = T0 + MEASURED_FROM * 86400 * NS  # the rest of the trace is measured
     out: dict[str, tuple[RunFigures, float]] = {}
     assert controls.predictive is not None
     runs = [("reactive", replace(controls, predictive=None)), ("predictive", controls)]
@@ -224,10 +282,10 @@ def record_trace(run: record.Run, trace: str, replays: dict[str, tuple[RunFigure
         kind="ratio",
         decides=cost_goal,
     )
-    if trace == "seasonal":
+    if trace in SEASONAL:
         run.goal(
             cut_goal,
-            "seasonal trace: prediction cuts the pod-seconds short of demand by at least 50%",
+            f"{trace} trace: prediction cuts the pod-seconds short of demand by at least 50%",
             figure=f"{trace}_short_cut",
             met=cut >= 0.5,
         )
@@ -479,10 +537,12 @@ def main() -> None:
         return
     run = record.Run.begin(args)
     for trace, make in TRACES.items():
-        print(record_trace(run, trace, replay(make(SEED))))
+        print(record_trace(run, trace, replay(make())), flush=True)
     run.note(
-        f"seed {SEED}; each trace replayed twice with `simulate`, measured over days "
-        f"{MEASURED_FROM} to {DAYS}: the counts are the same on every run of this commit"
+        f"seed {SEED}; {PMDARIMA}'s Taylor series; each trace replayed with `simulate` without "
+        f"prediction and with it at three tolerances, measured from day {MEASURED_FROM} to its "
+        f"end (day {DAYS}; `taylor`: day {TAYLOR_POINTS * HALF_HOUR // 86400}): the counts are "
+        "the same on every run of this commit"
     )
     if args.callgrind:
         record_cost(run)

@@ -196,7 +196,7 @@ def sizing_table(all_results: dict[str, Results]) -> str:
 
 # ---- docs/predictive.md's region: bench_predictive's replays and instruction counts -------
 
-TRACES = ("seasonal", "flat")
+TRACES = ("seasonal", "flat", "taylor")
 COST = ("reactive", "predictive", "raised", "refit", "refit-incremental")
 # spec.predictive.tolerance rows: (the value shown, the replay's mode; "predictive" is the default)
 SWEPT = (("0", "tolerance_0"), ("0.05 (default)", "predictive"), ("0.1", "tolerance_0_1"))
