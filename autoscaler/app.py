@@ -101,6 +101,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event) -> None:
     if decisions is not None:
         decide = logged(decide, decisions)
     history = HistoryCache(cluster, on_refresh=metrics.count_history_refresh)
+    metrics.count_histories(history)
     reconciler = Reconciler(
         cluster, options=settings.options, decide=decide, index=index, history=history
     )

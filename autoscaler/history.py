@@ -135,6 +135,7 @@ class HistoryCache:
         self._worker: ThreadPoolExecutor | None = None  # the refits' one thread, made when needed
         self._swept = 0.0  # unix seconds of the last sweep of idle histories
         self.reads = 0  # history reads started; tests and the e2e read it
+        self.refits_pending = 0  # refits queued for or running on the refit thread
 
     def forecasts(
         self, namespace: str, spec: Mapping[str, Any], now: datetime, *, pod_selector: str = ""
@@ -168,6 +169,10 @@ class HistoryCache:
     def __len__(self) -> int:
         """Histories held."""
         return len(self._tracks)
+
+    def minutes(self) -> int:
+        """One-minute values held, over every history (8 bytes each)."""
+        return sum(len(t.values) for t in self._tracks.values())
 
     def _sweep(self, at: float) -> None:
         """Drop the histories no pass asked for in IDLE (deleted Autoscalers, changed specs)."""
@@ -265,7 +270,11 @@ class HistoryCache:
                     memo=track.memo,
                 )
                 loop = asyncio.get_running_loop()
-                track.model, track.memo = await loop.run_in_executor(self._worker, job)
+                self.refits_pending += 1
+                try:
+                    track.model, track.memo = await loop.run_in_executor(self._worker, job)
+                finally:
+                    self.refits_pending -= 1
                 track.fitted = at
                 track.last = None
         except Exception as e:  # a background task's boundary: said and counted, never lost

@@ -10,7 +10,7 @@ import asyncio
 import ssl
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Protocol, cast
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -21,7 +21,14 @@ from prometheus_client.utils import floatToGoString
 from autoscaler.kube.sharedreads import SharedReads
 from common.runtimemetrics import register_build_info, register_runtime
 
-__all__ = ["PLAIN_GAUGES", "SelfMetrics", "Snapshot", "serving_context", "start_health_server"]
+__all__ = [
+    "PLAIN_GAUGES",
+    "HistoryFigures",
+    "SelfMetrics",
+    "Snapshot",
+    "serving_context",
+    "start_health_server",
+]
 
 # prometheus_client's own number format for the text exposition (the library leaves it untyped)
 _number = cast(Callable[[float], str], floatToGoString)
@@ -173,6 +180,10 @@ class SelfMetrics:
     def count_history_refresh(self, result: str) -> None:
         self.history_refreshes.labels(result).inc()
 
+    def count_histories(self, histories: HistoryFigures) -> None:
+        """Expose what spec.predictive's history cache holds and has queued."""
+        self._base.register(_HistoriesCollector(histories))
+
     def count_shared_reads(self, reads: SharedReads) -> None:
         """Expose how Pods metrics were read with `--share-pod-metrics` on."""
         self._base.register(_SharedReadsCollector(reads))
@@ -283,6 +294,49 @@ class PerAutoscaler:
             GaugeMetricFamily(*self._TARGET, labels=[*ids, "metric"]),
             GaugeMetricFamily(*self._FORECAST, labels=[*ids, "metric"]),
             GaugeMetricFamily(*self._ERROR, labels=[*ids, "metric"]),
+        ]
+
+
+class HistoryFigures(Protocol):
+    """What `autoscaler.history.HistoryCache` tells of itself."""
+
+    refits_pending: int
+
+    def __len__(self) -> int: ...
+
+    def minutes(self) -> int: ...
+
+
+class _HistoriesCollector:
+    """The history cache's gauges, read at scrape time (on the event loop, as the cache is)."""
+
+    def __init__(self, histories: HistoryFigures) -> None:
+        self._histories = histories
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return self.collect()
+
+    def collect(self) -> list[GaugeMetricFamily]:
+        h = self._histories
+        return [
+            GaugeMetricFamily(
+                "promscaler_autoscaler_histories",
+                "Metric histories held for spec.predictive (Autoscalers sharing a metric share "
+                "one).",
+                value=len(h),
+            ),
+            GaugeMetricFamily(
+                "promscaler_autoscaler_history_minutes",
+                "One-minute values held over every history, 8 bytes each (each history's model "
+                "adds about 20 kB).",
+                value=h.minutes(),
+            ),
+            GaugeMetricFamily(
+                "promscaler_autoscaler_history_refits_pending",
+                "Refits queued for or running on the refit thread (after a restart, one per "
+                "history until the first fits are done; forecasts wait for them).",
+                value=h.refits_pending,
+            ),
         ]
 
 

@@ -4,6 +4,7 @@ every 5 minutes per metric, kept when a read fails, and never a reason to scale 
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -305,3 +306,33 @@ async def test_a_follower_reads_no_history() -> None:
     await cache.settled()
     assert reader.calls == []
     assert len(cache) == 0
+
+
+async def test_the_cache_tells_what_it_holds_and_the_refits_queued(monkeypatch) -> None:
+    """The figures behind the promscaler_autoscaler_histories, _history_minutes and
+    _history_refits_pending gauges: two histories, their first fits held on the one refit
+    thread (one running, one queued), then done."""
+    release = threading.Event()
+    real = history.refit
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(history, "refit", held)
+    cache = HistoryCache(Reader())
+    other = spec(PREDICTIVE)
+    other["spec"]["metrics"][0]["external"]["metric"]["name"] = "other"
+    for obj in (spec(PREDICTIVE), other):
+        cache.forecasts("default", obj["spec"], NOW)
+    for _ in range(100):  # the reads answer at once; both refits are then on the thread
+        if cache.refits_pending == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert (len(cache), cache.refits_pending) == (2, 2)
+    assert cache.minutes() == 2 * 26 * 60  # each history's 26 hours of minutes
+    release.set()
+    await cache.settled()
+    assert cache.refits_pending == 0
+    assert all(t.model is not None for t in cache._tracks.values())
+    await cache.close()

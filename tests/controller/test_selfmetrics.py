@@ -159,6 +159,30 @@ def test_forecast_gauges_and_history_refreshes():
     assert _sample(metrics, name, result="failure") == 2.0
 
 
+class Histories:
+    """What a HistoryCache tells of itself, set by hand."""
+
+    def __init__(self) -> None:
+        self.held, self.held_minutes, self.refits_pending = 0, 0, 0
+
+    def __len__(self) -> int:
+        return self.held
+
+    def minutes(self) -> int:
+        return self.held_minutes
+
+
+def test_the_history_gauges_are_read_at_scrape_time():
+    metrics = SelfMetrics()
+    histories = Histories()
+    metrics.count_histories(histories)
+    assert _sample(metrics, "promscaler_autoscaler_histories") == 0.0
+    histories.held, histories.held_minutes, histories.refits_pending = 3, 60_480, 2
+    assert _sample(metrics, "promscaler_autoscaler_histories") == 3.0
+    assert _sample(metrics, "promscaler_autoscaler_history_minutes") == 60_480.0
+    assert _sample(metrics, "promscaler_autoscaler_history_refits_pending") == 2.0
+
+
 def test_passes_a_forecast_changed_are_counted():
     metrics = SelfMetrics()
     ctl = Controller(
