@@ -22,6 +22,7 @@ from tests.controller.stack import (
     external_metric,
     target_ref,
 )
+from tests.support.history_load import hourly_load
 
 pytestmark = [
     pytest.mark.e2e,
@@ -29,26 +30,11 @@ pytestmark = [
     pytest.mark.sandbox_only("a Prometheus that accepts day-old samples by remote write"),
 ]
 
-HISTORY_HOURS = 26  # the model needs a season (1h) + a day + 30 minutes before now
-
 
 @pytest.fixture
 async def stack(tmp_path):
     async with e2e_stack(tmp_path, backfill_window="2d") as s:
         yield s
-
-
-def hourly_load(now: int) -> list[tuple[float, float]]:
-    """One sample a minute over the last HISTORY_HOURS: 10, and 100 for a quarter of each hour
-    starting three minutes after the current minute (so the next peak is three minutes away)."""
-    minute = now // 60 * 60
-    peak = (minute // 60 + 3) % 60
-
-    def load(t: int) -> float:
-        return 100.0 if ((t // 60) - peak) % 60 < 15 else 10.0
-
-    first = minute - HISTORY_HOURS * 3600
-    return [(float(t), load(t)) for t in range(first, minute, 60)]
 
 
 async def test_the_forecast_scales_up_before_the_hourly_peak(stack) -> None:

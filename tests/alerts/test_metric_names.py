@@ -15,6 +15,7 @@ import json
 import re
 import ssl
 import subprocess
+import time
 from pathlib import Path
 
 import aiohttp
@@ -22,7 +23,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from sandbox.prometheus import PrometheusServer, free_port
+from sandbox.prometheus import PrometheusServer, free_port, remote_write
 from sandbox.promfaults import PromFaultPlan, PromFaultProxy
 from tests.alerts.promql_refs import grafana_to_promql, references
 from tests.controller.stack import (
@@ -33,6 +34,7 @@ from tests.controller.stack import (
     external_metric,
     target_ref,
 )
+from tests.support.history_load import hourly_load
 
 pytestmark = [pytest.mark.prometheus]
 
@@ -129,7 +131,8 @@ async def test_rules_and_dashboard_name_only_exported_metrics(tmp_path):
     from sandbox.server import Sandbox, SandboxConfig
 
     (tmp_path / "prometheus").mkdir()
-    prom = PrometheusServer(tmp_path / "prometheus")
+    # a day-old history by remote write: spec.predictive's forecast series
+    prom = PrometheusServer(tmp_path / "prometheus", out_of_order_window="2d")
     prom.start()
     adapter: subprocess.Popen[bytes] | None = None
     controller: subprocess.Popen[bytes] | None = None
@@ -149,6 +152,9 @@ async def test_rules_and_dashboard_name_only_exported_metrics(tmp_path):
                 stack = Stack(sb.kubeconfig, kube, prom, prom.url, tmp=tmp_path)
                 await stack.apply_crd()
                 await stack.queue("jobs", 25)
+                pred = {"__name__": "e2e_queue_depth", "queue": "pred"}
+                await remote_write(prom.url, [(pred, hourly_load(int(time.time())))])
+                await stack.queue("pred", 10)
                 for name, metric in (
                     ("work", external_metric("jobs")),
                     # a metric no rule serves: the failure paths' series
@@ -160,6 +166,21 @@ async def test_rules_and_dashboard_name_only_exported_metrics(tmp_path):
                     await stack.deployment(name, 1)
                     spec = {"scaleTargetRef": target_ref(name), "minReplicas": 1}
                     await stack.autoscaler(name, {**spec, "maxReplicas": 3, "metrics": [metric]})
+                # spec.predictive: the forecast gauges and the history cache's series
+                await stack.deployment("pred", 1)
+                predicted = {"scaleTargetRef": target_ref("pred"), "maxReplicas": 3}
+                await stack.autoscaler(
+                    "pred",
+                    {
+                        **predicted,
+                        "metrics": [external_metric("pred")],
+                        "predictive": {
+                            "mode": "ForecastOnly",
+                            "history": "26h",
+                            "seasonality": ["1h"],
+                        },
+                    },
+                )
                 # a target that does not exist: a failed pass (reconcile errors by reason)
                 ghost = {"scaleTargetRef": target_ref("ghost"), "maxReplicas": 3}
                 await stack.autoscaler("ghost", {**ghost, "metrics": [external_metric("jobs")]})
@@ -176,6 +197,12 @@ async def test_rules_and_dashboard_name_only_exported_metrics(tmp_path):
                         lambda: _has(http, ctl, "promscaler_autoscaler_metric_value{"),
                         timeout=30,
                         what="metric values",
+                    )
+                    # the history read and fitted off the pass: a later pass has the forecast
+                    await eventually(
+                        lambda: _has(http, ctl, "promscaler_autoscaler_forecast_value{"),
+                        timeout=30,
+                        what="a forecast",
                     )
                     for _ in range(2):  # the second within --cache-ttl: a cache hit
                         async with http.get(f"{base}{QUEUE}") as resp:
