@@ -144,9 +144,9 @@ def flat(seed: int) -> list[float]:
     return out
 
 
-REPO = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 PMDARIMA = "pmdarima==2.1.1"  # its wheel's pmdarima/datasets/taylor.py holds the series
-PMDARIMA_CACHE = REPO / ".cache" / "bench" / "pmdarima"
+PMDARIMA_CACHE = ROOT / ".cache" / "bench" / "pmdarima"
 TAYLOR_POINTS = 4032  # 12 weeks of half hours
 HALF_HOUR = 1800
 
